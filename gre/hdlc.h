@@ -1,0 +1,50 @@
+/* Async HDLC-like framing (RFC 1662) between the engine and pppd's pty. */
+#ifndef GRE_HDLC_H
+#define GRE_HDLC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HDLC_FLAG        0x7e
+#define HDLC_ESCAPE      0x7d
+#define HDLC_TRANS       0x20
+#define HDLC_FCS_INIT    0xffff
+#define HDLC_FCS_GOOD    0xf0b8
+#define HDLC_FCS_LEN     2
+/* Largest PPP frame we carry (address/control/protocol + MRU 1500 + slack). */
+#define HDLC_MAX_FRAME   2048
+/* Worst case encoded size of a frame of n bytes: every byte and the FCS
+ * escaped, plus two flags. */
+#define HDLC_ENCODED_MAX(n) (2 * ((n) + HDLC_FCS_LEN) + 2)
+
+uint16_t hdlc_fcs16(uint16_t fcs, const uint8_t *p, size_t len);
+
+/* Encode one PPP frame (no FCS in `frame`) into `out`, escaping the control
+ * characters set in `accm` plus FLAG and ESCAPE. Returns bytes written;
+ * `outlen` must be at least HDLC_ENCODED_MAX(len). */
+size_t hdlc_encode(const uint8_t *frame, size_t len, uint32_t accm,
+    uint8_t *out, size_t outlen);
+
+/* Stream decoder: keeps a partial frame across reads. */
+struct hdlc_decoder {
+	uint8_t  buf[HDLC_MAX_FRAME];
+	size_t   len;
+	uint16_t fcs;
+	int      escaped;
+	int      overflow;   /* current frame too long: discard up to the flag */
+	/* counters for logs and stats */
+	uint64_t frames, bad_fcs, too_long, runts;
+};
+
+void hdlc_decoder_init(struct hdlc_decoder *d);
+
+/* Called for every good frame (FCS checked and stripped). */
+typedef void (*hdlc_frame_fn)(void *arg, const uint8_t *frame, size_t len);
+
+/* Feed bytes read from the pty; calls `fn` once per complete good frame.
+ * Bad FCS, over-long frames and garbage between flags are counted and
+ * dropped. */
+void hdlc_decode(struct hdlc_decoder *d, const uint8_t *p, size_t len,
+    hdlc_frame_fn fn, void *arg);
+
+#endif
