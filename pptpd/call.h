@@ -1,0 +1,69 @@
+/* A call: one pppd on a pty, its address pair and its GRE session. */
+#ifndef PPTPD_CALL_H
+#define PPTPD_CALL_H
+
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include "loop.h"
+
+struct server;
+struct ctrl;
+struct gre_call;
+struct pptp_msg;
+struct conf;
+
+#define CALL_KILL_GRACE_MS  5000   /* SIGTERM, then SIGKILL after this */
+#define CALL_ARGV_MAX       40
+
+enum call_state {
+	CALL_ACTIVE,     /* pppd running, frames flowing */
+	CALL_ENDING,     /* hung up: waiting for pppd to be reaped */
+};
+
+struct call {
+	TAILQ_ENTRY(call) s_entry;     /* server's list */
+	TAILQ_ENTRY(call) c_entry;     /* its control connection's list */
+	struct server    *srv;
+	struct ctrl      *ctrl;        /* NULL once detached */
+	enum call_state   state;
+	uint16_t          id;          /* ours, in the peer's GRE key */
+	uint16_t          peer_id;     /* the peer's */
+	struct in_addr    peer;
+	struct in_addr    local_ip, remote_ip;   /* the tunnel's */
+	int               pty;
+	pid_t             pid;
+	struct loop_fd    pty_lf;
+	struct loop_timer kill_timer;
+	struct loop_timer end_timer;   /* ends the call outside engine callbacks */
+	struct gre_call  *gre;
+	uint64_t          started_ms;
+};
+
+/* Answer an OCRQ: allocate addresses and a Call ID, start pppd. On failure
+ * returns NULL with the OCRP result and error codes set and a reason for
+ * the log. */
+struct call *call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
+    uint8_t *result, uint8_t *error, const char **reason);
+
+/* End the call: tell the peer (if cdn_result is non-zero and the control
+ * connection is still there), stop GRE, stop pppd. Idempotent. */
+void call_end(struct call *c, uint8_t cdn_result, const char *reason);
+
+/* pppd was reaped with wait status `status`. */
+void call_reaped(struct call *c, int status);
+
+/* The engine saw EOF or an error on the pty: end the call soon (not from
+ * inside the engine's callback, which still uses the GRE call). */
+void call_pty_closed(struct call *c, int err);
+
+void call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm);
+
+/* Build pppd's argv in Poptop's form into argv[CALL_ARGV_MAX] using buf for
+ * the strings; returns argc. Exposed for the unit tests. */
+int call_pppd_argv(const struct conf *conf, struct in_addr local, struct in_addr remote,
+    struct in_addr client, char *argv[CALL_ARGV_MAX], char *buf, size_t buflen);
+
+#endif

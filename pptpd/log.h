@@ -1,0 +1,32 @@
+/* Logging: syslog when daemonised, stderr in the foreground. Lines about
+ * rejected input go through a rate limiter so an attacker cannot flood the
+ * log. */
+#ifndef PPTPD_LOG_H
+#define PPTPD_LOG_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <syslog.h>
+
+/* At most LOG_RL_BURST lines per LOG_RL_PERIOD_MS per limiter; the number
+ * suppressed is reported with the next line that gets through. */
+#define LOG_RL_BURST      10
+#define LOG_RL_PERIOD_MS  1000
+
+struct log_rl {
+	uint64_t window_start;
+	unsigned in_window;
+	unsigned suppressed;
+};
+
+void log_open(const char *ident, int to_stderr, int debug);
+void log_close(void);
+int  log_debug_enabled(void);
+void log_msg(int prio, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void log_vmsg(int prio, const char *fmt, va_list ap);
+/* Rate-limited log line; `now_ms` is monotonic. */
+void log_rl(struct log_rl *rl, uint64_t now_ms, int prio, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

@@ -1,0 +1,226 @@
+/* pptpd: command line, configuration, daemonising and the event loop. The
+ * command line is Poptop's, so existing init scripts keep working. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "log.h"
+#include "loop.h"
+#include "server.h"
+#include "version.h"
+
+#define EXIT_CONFIG 2
+
+struct opts {
+	const char *conf_file;
+	const char *option, *listen, *pidfile, *ppp, *speed;
+	int         connections, stimeout, foreground, debug, noipparam, logwtmp;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: pptpd [-dfhivw] [-c config] [-o options] [-l listen] [-C connections]\n"
+	    "             [-p pidfile] [-e ppp] [-s speed] [-t stimeout]\n"
+	    "  -c FILE  configuration file (default %s)\n"
+	    "  -o FILE  pppd options file (overrides 'option')\n"
+	    "  -l ADDR  IPv4 address to listen on (overrides 'listen')\n"
+	    "  -C N     maximum control connections (overrides 'connections')\n"
+	    "  -p FILE  pid file (overrides 'pidfile')\n"
+	    "  -e PATH  pppd to run (overrides 'ppp')\n"
+	    "  -s N     speed passed to pppd (overrides 'speed')\n"
+	    "  -t N     seconds to wait for a client's first message ('stimeout')\n"
+	    "  -i       do not pass ipparam to pppd ('noipparam')\n"
+	    "  -w       write wtmp records ('logwtmp')\n"
+	    "  -f       stay in the foreground, log to stderr\n"
+	    "  -d       debug logging\n"
+	    "  -v       print the version and exit\n"
+	    "  -h       this help\n", CONF_DEFAULT_FILE);
+}
+
+static int
+parse_int(const char *s, int min, int max, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *s == '\0' || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int
+parse_args(int argc, char **argv, struct opts *o)
+{
+	int ch;
+	while ((ch = getopt(argc, argv, "bc:dDe:fhil:o:p:s:t:vwC:")) != -1) {
+		switch (ch) {
+		case 'c': o->conf_file = optarg; break;
+		case 'o': o->option = optarg; break;
+		case 'l': o->listen = optarg; break;
+		case 'p': o->pidfile = optarg; break;
+		case 'e': o->ppp = optarg; break;
+		case 's': o->speed = optarg; break;
+		case 'f': o->foreground = 1; break;
+		case 'd': o->debug = 1; break;
+		case 'i': o->noipparam = 1; break;
+		case 'w': o->logwtmp = 1; break;
+		case 'C':
+			if (parse_int(optarg, 1, 65535, &o->connections) < 0) {
+				fprintf(stderr, "pptpd: -C: bad number '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 't':
+			if (parse_int(optarg, 1, 3600, &o->stimeout) < 0) {
+				fprintf(stderr, "pptpd: -t: bad number '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'b': case 'D':
+			fprintf(stderr, "pptpd: -%c is not supported, ignored\n", ch);
+			break;
+		case 'v':
+			printf("pptpd %s\n", PPTPD_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "pptpd: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+replace_str(char **dst, const char *src)
+{
+	char *s = strdup(src);
+	if (s == NULL)
+		return -1;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+/* The command line wins over the file, as with Poptop. */
+static int
+apply_args(struct conf *c, const struct opts *o)
+{
+	if (o->listen != NULL && inet_pton(AF_INET, o->listen, &c->listen) != 1) {
+		fprintf(stderr, "pptpd: -l: bad IPv4 address '%s'\n", o->listen);
+		return -1;
+	}
+	if ((o->option && replace_str(&c->option, o->option) < 0) ||
+	    (o->pidfile && replace_str(&c->pidfile, o->pidfile) < 0) ||
+	    (o->ppp && replace_str(&c->ppp, o->ppp) < 0) ||
+	    (o->speed && replace_str(&c->speed, o->speed) < 0))
+		return -1;
+	if (o->connections)
+		c->connections = o->connections;
+	if (o->stimeout)
+		c->stimeout = o->stimeout;
+	c->debug |= o->debug;
+	c->noipparam |= o->noipparam;
+	c->logwtmp |= o->logwtmp;
+	return 0;
+}
+
+static int
+write_pidfile(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fprintf(f, "%d\n", (int)getpid());
+	return fclose(f);
+}
+
+static void
+on_signal(void *arg, int signo)
+{
+	struct server *s = arg;
+	switch (signo) {
+	case SIGCHLD:
+		server_reap(s);
+		break;
+	case SIGHUP:
+		log_msg(LOG_NOTICE, "SIGHUP: reload is not supported; restart to apply changes");
+		break;
+	default:
+		server_shutdown(s);
+		break;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = { .conf_file = CONF_DEFAULT_FILE };
+	struct conf conf;
+	char err[CONF_ERR_LEN];
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+
+	if (parse_args(argc, argv, &o) < 0)
+		return EXIT_CONFIG;
+	conf_init(&conf);
+	if (conf_load(&conf, o.conf_file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pptpd: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	if (apply_args(&conf, &o) < 0)
+		return EXIT_CONFIG;
+	log_open("pptpd", 1, conf.debug);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct loop *loop = loop_new();
+	if (loop == NULL) {
+		log_msg(LOG_ERR, "cannot create the event loop: %s", strerror(errno));
+		return 1;
+	}
+	struct server *s = server_new(&conf, loop, err, sizeof(err));
+	if (s == NULL) {
+		log_msg(LOG_ERR, "%s", err);
+		return 1;
+	}
+	if (!o.foreground) {
+		if (daemon(0, 0) < 0) {
+			log_msg(LOG_ERR, "cannot daemonise: %s", strerror(errno));
+			return 1;
+		}
+		log_open("pptpd", 0, conf.debug);
+	}
+	const char *pidfile = (!o.foreground || o.pidfile) ? conf.pidfile : NULL;
+	if (pidfile != NULL && write_pidfile(pidfile) < 0)
+		log_msg(LOG_WARNING, "cannot write pid file %s: %s", pidfile, strerror(errno));
+	if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])), on_signal, s) < 0) {
+		log_msg(LOG_ERR, "cannot set up signals: %s", strerror(errno));
+		return 1;
+	}
+	log_msg(LOG_NOTICE, "pptpd %s listening on %s:1723 (pool %s, max %d connections)",
+	    PPTPD_VERSION, inet_ntoa(conf.listen), conf.remoteip ? conf.remoteip : "none",
+	    conf.connections);
+	int rc = loop_run(loop);
+	log_msg(LOG_NOTICE, "pptpd stopped");
+	if (pidfile != NULL)
+		unlink(pidfile);
+	server_free(s);
+	loop_free(loop);
+	conf_free(&conf);
+	log_close();
+	return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,247 @@
+/* The daemon object: accepts control connections, owns the pool and the
+ * GRE engine, reaps pppd children. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "call.h"
+#include "ctrl.h"
+#include "gre.h"
+#include "msg.h"
+#include "pool.h"
+#include "server.h"
+
+#define SERVER_BACKLOG 128
+
+static void
+server_gre_log(void *arg, int prio, const char *msg)
+{
+	(void)arg;
+	log_msg(prio, "gre: %s", msg);
+}
+
+static void
+server_gre_want_write(void *call_arg, int on)
+{
+	struct call *c = call_arg;
+	loop_fd_mod(c->srv->loop, &c->pty_lf, EPOLLIN | (on ? EPOLLOUT : 0));
+}
+
+static void
+server_gre_pty_closed(void *call_arg, int err)
+{
+	call_pty_closed(call_arg, err);
+}
+
+static const struct gre_ops server_gre_ops = {
+	.log = server_gre_log,
+	.pty_want_write = server_gre_want_write,
+	.pty_closed = server_gre_pty_closed,
+};
+
+static void
+server_gre_ready(void *arg, uint32_t events)
+{
+	struct server *s = arg;
+	(void)events;
+	gre_engine_input(s->gre, loop_now(s->loop));
+}
+
+static uint64_t
+server_gre_deadline(void *arg)
+{
+	struct server *s = arg;
+	return gre_engine_next_deadline(s->gre);
+}
+
+static void
+server_gre_timers(void *arg, uint64_t now)
+{
+	struct server *s = arg;
+	gre_engine_timers(s->gre, now);
+}
+
+static void
+server_accept_one(struct server *s, int fd, const struct sockaddr_in *peer)
+{
+	const char *reason = NULL;
+	struct sockaddr_in local;
+	socklen_t len = sizeof(local);
+	int one = 1;
+
+	if (s->stopping)
+		reason = "shutting down";
+	else if (s->nctrls >= (unsigned)s->conf->connections)
+		reason = "connection limit reached";
+	else if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
+		reason = strerror(errno);
+	if (reason == NULL) {
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (ctrl_new(s, fd, peer, &local) != NULL)
+			return;
+		reason = "out of resources";
+	}
+	log_rl(&s->rl_accept, loop_now(s->loop), LOG_WARNING,
+	    "connection from %s:%u refused: %s", inet_ntoa(peer->sin_addr),
+	    ntohs(peer->sin_port), reason);
+	close(fd);
+}
+
+static void
+server_accept(void *arg, uint32_t events)
+{
+	struct server *s = arg;
+	(void)events;
+	/* Never blocks: a silent client costs one descriptor and a timer,
+	 * not everybody else's service. */
+	for (;;) {
+		struct sockaddr_in peer;
+		socklen_t len = sizeof(peer);
+		int fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_rl(&s->rl_accept, loop_now(s->loop), LOG_ERR,
+				    "accept: %s", strerror(errno));
+			return;
+		}
+		server_accept_one(s, fd, &peer);
+	}
+}
+
+static int
+server_listen(struct server *s, char *err, size_t errlen)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT),
+		.sin_addr = s->conf->listen };
+	int one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    listen(fd, SERVER_BACKLOG) < 0) {
+		snprintf(err, errlen, "cannot listen on %s:%d: %s",
+		    inet_ntoa(sin.sin_addr), PPTP_PORT, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	s->listen_fd = fd;
+	return loop_fd_add(s->loop, &s->listen_lf, fd, EPOLLIN, server_accept, s);
+}
+
+struct server *
+server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->conf = conf;
+	s->loop = loop;
+	s->listen_fd = -1;
+	s->listen_lf.fd = -1;
+	s->gre_lf.fd = -1;
+	TAILQ_INIT(&s->ctrls);
+	TAILQ_INIT(&s->calls);
+	if (conf->remoteip != NULL) {
+		char perr[CONF_ERR_LEN];
+		s->pool = pool_new(conf->localip, conf->remoteip, perr, sizeof(perr));
+		if (s->pool == NULL) {
+			snprintf(err, errlen, "%s: address pool: %s", conf->file, perr);
+			goto fail;
+		}
+	}
+	s->gre = gre_engine_new(conf->listen, &server_gre_ops, s);
+	if (s->gre == NULL) {
+		snprintf(err, errlen, "cannot open the GRE socket: %s", strerror(errno));
+		goto fail;
+	}
+	if (loop_fd_add(loop, &s->gre_lf, gre_engine_fd(s->gre), EPOLLIN,
+	    server_gre_ready, s) < 0) {
+		snprintf(err, errlen, "cannot watch the GRE socket");
+		goto fail;
+	}
+	struct loop_hook hook = { server_gre_deadline, server_gre_timers, s };
+	loop_set_hook(loop, &hook);
+	if (server_listen(s, err, errlen) < 0)
+		goto fail;
+	return s;
+fail:
+	server_free(s);
+	return NULL;
+}
+
+void
+server_ctrl_gone(struct server *s, struct ctrl *c)
+{
+	(void)c;
+	s->nctrls--;
+	if (s->stopping && TAILQ_EMPTY(&s->calls) && s->nctrls == 0)
+		loop_stop(s->loop);
+}
+
+struct call *
+server_call_by_pid(struct server *s, pid_t pid)
+{
+	struct call *c;
+	TAILQ_FOREACH(c, &s->calls, s_entry)
+		if (c->pid == pid)
+			return c;
+	return NULL;
+}
+
+void
+server_reap(struct server *s)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct call *c = server_call_by_pid(s, pid);
+		if (c != NULL)
+			call_reaped(c, status);
+	}
+}
+
+void
+server_shutdown(struct server *s)
+{
+	if (s->stopping)
+		return;
+	s->stopping = 1;
+	log_msg(LOG_NOTICE, "shutting down: %u connections, hanging up every call",
+	    s->nctrls);
+	if (s->listen_fd >= 0) {
+		loop_fd_del(s->loop, &s->listen_lf);
+		close(s->listen_fd);
+		s->listen_fd = -1;
+	}
+	struct ctrl *c;
+	while ((c = TAILQ_FIRST(&s->ctrls)) != NULL)
+		ctrl_close(c, "server shutting down");
+	if (TAILQ_EMPTY(&s->calls))
+		loop_stop(s->loop);
+}
+
+void
+server_free(struct server *s)
+{
+	if (s == NULL)
+		return;
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->gre != NULL) {
+		loop_fd_del(s->loop, &s->gre_lf);
+		gre_engine_free(s->gre);
+	}
+	pool_free(s->pool);
+	free(s);
+}
