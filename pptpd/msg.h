@@ -78,10 +78,13 @@ struct pptp_msg {
 		struct { uint16_t call_id, peer_call_id; uint8_t result, error;
 			uint16_t cause; uint32_t speed; uint16_t window, delay;
 			uint32_t channel; } ocrp;
-		struct { uint16_t call_id, serial; } icrq;     /* only what we use */
+		struct { uint16_t call_id, serial; uint32_t bearer, channel;
+			char dialed[PPTP_PHONE_LEN + 1], dialing[PPTP_PHONE_LEN + 1],
+			subaddr[PPTP_SUBADDR_LEN + 1]; } icrq;
 		struct { uint16_t call_id, peer_call_id; uint8_t result, error;
 			uint16_t window, delay; } icrp;
-		struct { uint16_t peer_call_id; } iccn;
+		struct { uint16_t peer_call_id; uint32_t speed; uint16_t window,
+			delay; uint32_t framing; } iccn;
 		struct { uint16_t call_id; } ccrq;
 		struct { uint16_t call_id; uint8_t result, error; uint16_t cause;
 			char stats[PPTP_STATS_LEN + 1]; } cdn;
@@ -91,8 +94,18 @@ struct pptp_msg {
 	} u;
 };
 
+/* Strings: msg_decode() stops a string at its first NUL or at the end of its
+ * field, and replaces every byte outside printable ASCII (0x20..0x7e) with
+ * '?', because these strings come from the network and end up in logs.
+ * msg_encode() writes at most the field's length (no terminator needed when
+ * the field is full) and pads with zeros. The length fields of OCRQ/ICRQ
+ * (phone, dialed, dialing) are ignored on decode and computed on encode.
+ * Fields a message type does not carry (e.g. sccr.result in an SCCRQ, or the
+ * Reserved1 octets) decode as 0 and are not written. */
+
 /* Exact total length of a message of this type, or 0 for an unknown type. */
 size_t msg_len(unsigned type);
+/* Short name for logs ("SCCRQ", "Echo-Request", ...); "unknown" otherwise. */
 const char *msg_name(unsigned type);
 
 /* Look at the first bytes of a stream. Returns the length of the whole
@@ -101,8 +114,10 @@ const char *msg_name(unsigned type);
  * wrong message type, unknown control type, length not the type's). */
 ssize_t msg_frame(const uint8_t *buf, size_t len, const char **reason);
 
-/* Decode one complete message (as framed by msg_frame). Returns 0, or -1 with
- * *reason set. Strings are NUL-terminated. */
+/* Decode one complete message (as framed by msg_frame). The header is checked
+ * again here, so a buffer that did not go through msg_frame is safe too; only
+ * the first msg_len(type) bytes are read, and `len` must cover them. Returns
+ * 0, or -1 with *reason set (m is then zeroed). reason may be NULL. */
 int msg_decode(const uint8_t *buf, size_t len, struct pptp_msg *m, const char **reason);
 
 /* Encode `m` (m->type chooses the layout) into buf; returns the length
