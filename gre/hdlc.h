@@ -17,23 +17,34 @@
  * escaped, plus two flags. */
 #define HDLC_ENCODED_MAX(n) (2 * ((n) + HDLC_FCS_LEN) + 2)
 
+/* Running FCS-16 (not complemented): start with HDLC_FCS_INIT; over a frame
+ * followed by its transmitted FCS the result is HDLC_FCS_GOOD. */
 uint16_t hdlc_fcs16(uint16_t fcs, const uint8_t *p, size_t len);
 
 /* Encode one PPP frame (no FCS in `frame`) into `out`, escaping the control
  * characters set in `accm` plus FLAG and ESCAPE. Returns bytes written;
- * `outlen` must be at least HDLC_ENCODED_MAX(len). */
+ * `outlen` must be at least HDLC_ENCODED_MAX(len), else nothing is written
+ * and 0 is returned. The frame is written as FLAG data FCS FLAG: the opening
+ * flag makes every frame independent of what the previous write left. */
 size_t hdlc_encode(const uint8_t *frame, size_t len, uint32_t accm,
     uint8_t *out, size_t outlen);
 
-/* Stream decoder: keeps a partial frame across reads. */
+/* Smallest valid frame on the line: address, control and the FCS (RFC 1662
+ * 4.3: "less than 4 octets" is discarded). */
+#define HDLC_MIN_FRAME   4
+
+/* Stream decoder: keeps a partial frame across reads. `buf` holds the
+ * unescaped frame with its FCS; the FCS is checked once at the closing flag
+ * over the whole frame, which is faster than a byte-at-a-time running FCS. */
 struct hdlc_decoder {
 	uint8_t  buf[HDLC_MAX_FRAME];
 	size_t   len;
-	uint16_t fcs;
 	int      escaped;
 	int      overflow;   /* current frame too long: discard up to the flag */
-	/* counters for logs and stats */
-	uint64_t frames, bad_fcs, too_long, runts;
+	/* counters for logs and stats: good frames, FCS errors, frames longer
+	 * than HDLC_MAX_FRAME, runts (1..3 octets), frames aborted by
+	 * ESCAPE+FLAG (RFC 1662 4.3; not FCS errors). */
+	uint64_t frames, bad_fcs, too_long, runts, aborts;
 };
 
 void hdlc_decoder_init(struct hdlc_decoder *d);
@@ -43,7 +54,9 @@ typedef void (*hdlc_frame_fn)(void *arg, const uint8_t *frame, size_t len);
 
 /* Feed bytes read from the pty; calls `fn` once per complete good frame.
  * Bad FCS, over-long frames and garbage between flags are counted and
- * dropped. */
+ * dropped. The frame pointer is valid only during the callback. Control
+ * characters arriving unescaped are kept as data: on a pty nothing inserts
+ * them, so the receive-ACCM deletion rule of RFC 1662 does not apply. */
 void hdlc_decode(struct hdlc_decoder *d, const uint8_t *p, size_t len,
     hdlc_frame_fn fn, void *arg);
 
