@@ -1,0 +1,250 @@
+/* Fuzz the real control-connection state machine (pptpd/ctrl.c) with a byte
+ * stream from a hostile PNS, delivered over a socketpair in reads of
+ * arbitrary sizes. Calls are stand-ins (no pppd, no GRE): call_new() and
+ * call_end() below keep the bookkeeping ctrl.c relies on. Between reads the
+ * harness may leave our replies unread (to fill the output buffer), fire
+ * the setup and echo timers, or end a call as if its pppd died.
+ *
+ * Checks, besides memory safety and leaks: every byte the daemon sends is a
+ * well-formed control message of a kind a PAC sends; the call count matches
+ * the call list; the buffers stay within their bounds.
+ *
+ * Input: 1 flags byte, 2 bytes of cut-point seed, then the stream. */
+#include <fcntl.h>
+#include <sys/socket.h>
+
+/* The state machine itself, with its static functions in reach. */
+#include "../pptpd/ctrl.c"
+
+#include "fuzz_util.h"
+
+/* ---- stand-ins for call.c and server.c ---- */
+
+static unsigned fz_live_calls;
+static uint16_t fz_next_id;
+
+struct call *
+call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
+    uint8_t *result, uint8_t *error, const char **reason)
+{
+	*result = PPTP_OCRP_GENERAL_ERROR;
+	*error = PPTP_ERR_NO_RESOURCE;
+	/* Let the input choose failure, and cap the total like a pool. */
+	if (fz_live_calls >= 24 || (ocrq->u.ocrq.serial & 0x8000)) {
+		*reason = "address pool exhausted";
+		return NULL;
+	}
+	struct call *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		abort();
+	c->srv = s;
+	c->ctrl = ctrl;
+	c->peer = ctrl_peer_addr(ctrl);
+	c->peer_id = ocrq->u.ocrq.call_id;
+	c->id = fz_next_id++;   /* 0x100, 0x101, ...: predictable for SLI */
+	c->pty = -1;
+	c->state = CALL_ACTIVE;
+	TAILQ_INSERT_TAIL(&s->calls, c, s_entry);
+	fz_live_calls++;
+	log_msg(LOG_INFO, "call %u/%u %s: started", c->id, c->peer_id,
+	    ctrl_peer_str(ctrl));
+	return c;
+}
+
+void
+call_end(struct call *c, uint8_t cdn_result, const char *reason)
+{
+	if (c->state != CALL_ACTIVE)
+		return;
+	c->state = CALL_ENDING;
+	if (c->ctrl != NULL) {
+		ctrl_call_ended(c->ctrl, c, cdn_result, PPTP_ERR_NONE, reason);
+		c->ctrl = NULL;
+	}
+	TAILQ_REMOVE(&c->srv->calls, c, s_entry);
+	fz_live_calls--;
+	free(c);
+}
+
+void
+call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm)
+{
+	if (c->state != CALL_ACTIVE)
+		abort();
+	(void)send_accm; (void)recv_accm;
+}
+
+void
+server_ctrl_gone(struct server *s, struct ctrl *c)
+{
+	(void)c;
+	if (s->nctrls == 0)
+		abort();
+	s->nctrls--;
+}
+
+/* ---- checks ---- */
+
+/* What the daemon wrote back, reassembled and checked message by message. */
+struct fz_out {
+	uint8_t buf[CTRL_OUTBUF_LEN + PPTP_MAX_MSG_LEN];
+	size_t  len;
+};
+
+static void
+fz_check_output(struct fz_out *o, int fd)
+{
+	for (;;) {
+		ssize_t n = read(fd, o->buf + o->len, sizeof(o->buf) - o->len);
+		if (n <= 0)
+			break;
+		o->len += (size_t)n;
+		size_t off = 0;
+		for (;;) {
+			const char *reason = NULL;
+			struct pptp_msg m;
+			ssize_t len = msg_frame(o->buf + off, o->len - off, &reason);
+			if (len < 0)
+				abort();   /* the daemon sent garbage */
+			if (len == 0 || (size_t)len > o->len - off)
+				break;
+			if (msg_decode(o->buf + off, (size_t)len, &m, &reason) < 0)
+				abort();
+			switch (m.type) {
+			case PPTP_SCCRP: case PPTP_STOPCCRQ: case PPTP_STOPCCRP:
+			case PPTP_ECHORQ: case PPTP_ECHORP: case PPTP_OCRP:
+			case PPTP_ICRP: case PPTP_CDN:
+				break;
+			default:
+				abort();   /* not something a PAC says */
+			}
+			off += (size_t)len;
+		}
+		memmove(o->buf, o->buf + off, o->len - off);
+		o->len -= off;
+	}
+}
+
+static void
+fz_check_ctrl(const struct ctrl *c)
+{
+	unsigned n = 0;
+	const struct call *call;
+	TAILQ_FOREACH(call, &c->calls, c_entry) {
+		if (call->ctrl != c || call->state != CALL_ACTIVE)
+			abort();
+		n++;
+	}
+	if (n != c->ncalls || n > CTRL_MAX_CALLS)
+		abort();
+	if (c->outlen > sizeof(c->out) || c->inlen >= PPTP_MAX_MSG_LEN)
+		abort();
+}
+
+static struct conf fz_conf;
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct fz_out out;
+	struct fz_rng rng;
+	int sv[2];
+
+	if (size < 3)
+		return 0;
+	uint8_t flags = data[0];
+	fz_rng_init(&rng, (uint32_t)data[1] << 8 | data[2]);
+	data += 3;
+	size -= 3;
+
+	fz_conf.stimeout = 30;
+	fz_conf.connections = 100;
+	fz_live_calls = 0;
+	fz_next_id = 0x100;
+	out.len = 0;
+
+	struct loop *l = loop_new();
+	if (l == NULL || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0, sv) < 0)
+		abort();
+	/* Small socket buffers, so that an unread peer fills ours quickly. */
+	int small = 4096;
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+
+	struct server s;
+	memset(&s, 0, sizeof(s));
+	s.conf = &fz_conf;
+	s.loop = l;
+	s.listen_fd = -1;
+	TAILQ_INIT(&s.ctrls);
+	TAILQ_INIT(&s.calls);
+	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = htons(40000),
+		.sin_addr = { htonl(0xc6120002) } };
+	struct sockaddr_in local = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT),
+		.sin_addr = { htonl(0xc6120001) } };
+
+	struct ctrl *c = ctrl_new(&s, sv[0], &peer, &local);
+	if (c == NULL)
+		abort();
+	if (s.nctrls != 1)
+		abort();
+
+	while (size > 0 && c->state != CTRL_CLOSED) {
+		size_t n = fz_chunk(&rng, size);
+		ssize_t w = write(sv[1], data, n);
+		if (w <= 0) {
+			/* Our side's receive buffer is full: let the daemon read. */
+			ctrl_ready(c, EPOLLIN);
+			if (c->state == CTRL_CLOSED)
+				break;
+			fz_check_output(&out, sv[1]);
+			continue;
+		}
+		data += w;
+		size -= (size_t)w;
+		ctrl_ready(c, EPOLLIN);
+		if (c->state == CTRL_CLOSED)
+			break;
+		fz_check_ctrl(c);
+
+		uint32_t r = fz_rng_next(&rng);
+		if (!(flags & 1) || (r & 7) == 0) {
+			fz_check_output(&out, sv[1]);
+			if (c->outlen > 0)
+				ctrl_ready(c, EPOLLOUT);
+			if (c->state == CTRL_CLOSED)
+				break;
+		}
+		if ((flags & 2) && (r >> 3) % 16 == 0 && loop_timer_armed(&c->echo_timer))
+			ctrl_echo_timeout(c);
+		else if ((flags & 4) && (r >> 3) % 32 == 1 && loop_timer_armed(&c->setup_timer))
+			ctrl_setup_timeout(c);
+		else if ((flags & 8) && (r >> 3) % 8 == 2 && !TAILQ_EMPTY(&c->calls))
+			call_end(TAILQ_FIRST(&c->calls), PPTP_CDN_LOST_CARRIER,
+			    "pppd exited with status 1");
+		if (c->state == CTRL_CLOSED)
+			break;
+		fz_check_ctrl(c);
+	}
+	if (c->state != CTRL_CLOSED) {
+		if (flags & 16) {
+			shutdown(sv[1], SHUT_WR);   /* the peer hangs up */
+			for (int i = 0; i < 64 && c->state != CTRL_CLOSED; i++) {
+				ctrl_ready(c, EPOLLIN | EPOLLHUP);
+				if (c->state != CTRL_CLOSED)
+					fz_check_output(&out, sv[1]);
+			}
+			if (c->state != CTRL_CLOSED)
+				abort();   /* EOF must close the connection */
+		} else {
+			ctrl_close(c, "end of fuzz input");
+		}
+	}
+	if (s.nctrls != 0 || fz_live_calls != 0 || !TAILQ_EMPTY(&s.calls))
+		abort();   /* closing a connection must end all its calls */
+	fz_check_output(&out, sv[1]);
+	loop_free(l);
+	close(sv[1]);
+	return 0;
+}

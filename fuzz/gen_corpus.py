@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Write the seed corpora of the control-message harnesses (fuzz_msg,
+fuzz_ctrl) from the message builders of the attack client. Run from anywhere:
+    python3 fuzz/gen_corpus.py
+Regression inputs from crashes are added by hand next to these and must not
+be named seed-*."""
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "tests", "attack"))
+import pptpwire as w  # noqa: E402
+
+FIRST_CALL_ID = 0x100   # what fuzz_ctrl's stand-in call_new hands out
+
+sessions = {
+    # A pptp-linux style session, start to end.
+    "linux": w.sccrq(host="local", vendor="cananian") + w.ocrq(0x1234) +
+    w.sli(FIRST_CALL_ID) + w.echorq(7) + w.echorp(1) + w.ccrq(0x1234) +
+    w.stopccrq(),
+    # Windows: vendor Microsoft, two SLIs, a GUID-like subaddress.
+    "windows": w.sccrq(host="", vendor="Microsoft", firmware=0) +
+    w.ocrq(0xbeef, window=64, subaddr="{6a2c5a42-0d56-4c1c-9b7e-8f0f3c5d1e11}")
+    + w.sli(FIRST_CALL_ID) + w.sli(FIRST_CALL_ID, 0, 0) + w.wen(0xbeef),
+    # Several calls on one connection, one incoming-call attempt.
+    "calls": w.sccrq() + w.ocrq(1) + w.ocrq(2) + w.ocrq(3, serial=0x8001) +
+    w.icrq(9) + w.ccrq(2) + w.sli(FIRST_CALL_ID + 1) + w.ccrq(77),
+    # Order abuse.
+    "order": w.ocrq(5) + w.sccrq() + w.sccrq(),
+    "stop": w.sccrq() + w.stopccrq(),
+    "badver": w.sccrq(version=0x0200),
+    # What a PAC sends, not a PNS.
+    "pacmsgs": w.sccrq() + w.cdn(1) + w.message(w.OCRP, b"") +
+    w.message(w.ICRP, b"") + w.message(w.ICCN, b"") + w.message(w.SCCRP, b""),
+    # Malformed headers.
+    "len0": w.header(w.SCCRQ, length=0) + b"\0" * 8,
+    "len1": w.header(w.SCCRQ, length=1),
+    "len65535": w.header(w.SCCRQ, length=65535) + b"\0" * 200,
+    "badmagic": w.sccrq(magic=0xdeadbeef),
+    "badtype": w.header(99, length=16) + b"\0" * 4,
+    "mismatch": w.header(w.ECHORQ, length=156) + b"\0" * 144,
+    "truncated": w.sccrq()[:100],
+}
+
+# fuzz_ctrl: flags byte (1: do not read replies, 2: echo timer, 4: setup
+# timer, 8: calls end, 16: peer hangs up), 2 seed bytes, stream.
+ctrl_variants = [(0x00, 0x0001), (0x1e, 0x0102), (0x01, 0x4242)]
+
+written = 0
+for name, stream in sessions.items():
+    for d, pre in (("msg", [b"\x00\x01", b"\x7a\x13"]),
+                   ("ctrl", [bytes([f, s >> 8, s & 255])
+                             for f, s in ctrl_variants])):
+        os.makedirs(os.path.join(here, "corpus", d), exist_ok=True)
+        for i, p in enumerate(pre):
+            path = os.path.join(here, "corpus", d, "seed-%s-%d" % (name, i))
+            with open(path, "wb") as f:
+                f.write(p + stream)
+            written += 1
+print("wrote %d seed files" % written)
