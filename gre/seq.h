@@ -1,7 +1,23 @@
 /* Receive-side sequencing for enhanced GRE (RFC 2637 4.4): duplicate and
  * stale packet rejection, bounded reordering, ack bookkeeping. Pure logic,
  * no I/O, so it can be tested exhaustively. All comparisons are serial
- * number arithmetic modulo 2^32. */
+ * number arithmetic modulo 2^32.
+ *
+ * Relative to the next expected number `next`, a packet is:
+ *   d == 0                      in order: delivered
+ *   1 <= d <= SLOTS             ahead of a gap: held (reordering)
+ *   -JUMP_MAX <= d < 0          late: a duplicate or stale, dropped
+ *   SLOTS < d <= JUMP_MAX       a jump (burst loss): believed only when a
+ *                               second packet follows it (or it continues
+ *                               the held packets), so that one forged
+ *                               packet cannot move `next` and starve the
+ *                               real stream
+ *   anything else               far off: dropped unless SEQ_RESYNC_COUNT
+ *                               packets in a row agree, which recovers from
+ *                               a long outage or from a forged jump
+ * A gap is given up when its oldest held packet has waited
+ * SEQ_REORDER_TIMEOUT_MS (seq_rx_expire) or when a believed jump needs the
+ * held packets out of the way. */
 #ifndef GRE_SEQ_H
 #define GRE_SEQ_H
 
@@ -15,46 +31,68 @@
 /* A packet further ahead than this is treated as bogus, not as loss. */
 #define SEQ_JUMP_MAX        4096
 #define SEQ_SLOT_BYTES      2048
+/* Packets in a row (each at most SEQ_REORDER_SLOTS after the previous)
+ * needed to believe a jump within SEQ_JUMP_MAX, and anything further. */
+#define SEQ_JUMP_CONFIRM    2
+#define SEQ_RESYNC_COUNT    8
 
 enum seq_verdict {
 	SEQ_DELIVER,      /* in order: deliver now (then drain with seq_rx_next) */
 	SEQ_HELD,         /* ahead of a gap: copied into the reorder buffer */
 	SEQ_DUPLICATE,    /* already delivered or already held */
 	SEQ_STALE,        /* older than the last delivered packet */
-	SEQ_TOO_FAR,      /* beyond SEQ_JUMP_MAX ahead */
+	SEQ_TOO_FAR,      /* beyond the window and not (yet) believed */
+	SEQ_NO_ROOM,      /* should be held but too big or out of memory */
 };
 
+/* A held packet. `data` is allocated only while a reorder episode lasts,
+ * so an idle or in-order call costs no payload memory. */
 struct seq_slot {
 	uint32_t seq;
 	uint16_t len;
 	uint8_t  used;
-	uint8_t  data[SEQ_SLOT_BYTES];
+	uint64_t t_ms;          /* arrival time */
+	uint8_t *data;          /* SEQ_SLOT_BYTES or NULL */
 };
 
 struct seq_rx {
 	int      started;       /* first packet seen: any first seq accepted */
 	uint32_t next;          /* next sequence number expected */
 	uint32_t held;          /* number of slots in use */
-	uint64_t gap_since_ms;  /* when the oldest gap was noticed (0: none) */
-	int      ack_pending;   /* something delivered that the peer has no ack for */
+	uint64_t gap_since_ms;  /* earliest arrival among held packets */
+	int      ack_pending;   /* something delivered that the peer has no ack
+	                         * for; set here, cleared by the user */
+	uint64_t recent;        /* bit i: next-1-i was delivered (duplicates) */
+	int      flush;         /* deliver every held packet, then `pend` */
+	struct seq_slot pend;   /* a believed jump, waiting for the held ones */
+	uint32_t cand_seq;      /* last packet of the current out-of-window run */
+	uint32_t cand_count;    /* length of that run */
+	uint32_t storage;       /* slot buffers allocated */
 	struct seq_slot slot[SEQ_REORDER_SLOTS];
 	uint64_t delivered, duplicates, stale, too_far, reordered, lost;
+	uint64_t resyncs, no_room;
 };
 
 void seq_rx_init(struct seq_rx *rx);
+/* Release the payload storage (a call being freed). */
+void seq_rx_free(struct seq_rx *rx);
 
 /* Classify packet `seq` of `len` bytes arriving at `now_ms`. On SEQ_HELD the
- * payload has been copied. On SEQ_DELIVER the caller delivers `data` itself
- * and then calls seq_rx_next() until it returns NULL. */
+ * payload has been copied. On SEQ_DELIVER the caller delivers `data` itself.
+ * After every call (whatever the verdict) the caller drains with
+ * seq_rx_next() until it returns NULL: a believed jump releases the held
+ * packets through it. */
 enum seq_verdict seq_rx_input(struct seq_rx *rx, uint32_t seq,
     const uint8_t *data, size_t len, uint64_t now_ms);
 
-/* Next held packet that is now in order, or NULL. */
+/* Next held packet that is now in order, or NULL. The slot is valid until
+ * the next call on `rx`. */
 const struct seq_slot *seq_rx_next(struct seq_rx *rx);
 
-/* Gap timer: if the oldest gap is older than SEQ_REORDER_TIMEOUT_MS, skip it
- * (count the missing as lost) so held packets can be drained with
- * seq_rx_next(). Returns 1 if something became deliverable. */
+/* Gap timer: if the oldest held packet has waited SEQ_REORDER_TIMEOUT_MS,
+ * skip the gap before it (count the missing as lost) so held packets can be
+ * drained with seq_rx_next(). Returns 1 if something became deliverable;
+ * call again after draining, as a later gap may be due too. */
 int seq_rx_expire(struct seq_rx *rx, uint64_t now_ms);
 
 /* Deadline (ms) of the gap timer, or 0 when nothing is held. */
