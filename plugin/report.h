@@ -1,0 +1,133 @@
+/*
+ * report.h -- the session report channel between the pptpd-policy pppd
+ * plugin and pptpd.  THIS FILE IS THE CONTRACT; report.c implements both
+ * sides (builder for the plugin, parser for pptpd), pure C, no pppd headers.
+ *
+ * Transport
+ *   pptpd binds a UNIX datagram socket (SOCK_DGRAM, AF_UNIX, a path name)
+ *   and passes its path to pppd as the plugin option `pptpd-report PATH`,
+ *   plus `pptpd-call ID` to tag every datagram of that session.  The plugin
+ *   sends one datagram per event with sendto(2), non-blocking: if pptpd is
+ *   not reading, reports are dropped (and pppd logs a warning), pppd never
+ *   waits.  The sender is unbound: pptpd cannot reply.  pptpd should check
+ *   the sender's credentials (SO_PASSCRED / SCM_CREDENTIALS: the pid of the
+ *   pppd it started) or keep the socket in a directory only root can enter.
+ *
+ * Datagram
+ *   At most REPORT_MAX_DGRAM bytes of printable ASCII, no NUL, no newline:
+ *
+ *       v=1 event=EVENT key=value key=value ...
+ *
+ *   Fields are separated by exactly one space.  A key is 1..32 characters of
+ *   [a-z0-9_].  A value is 0..REPORT_MAX_VALUE characters after decoding;
+ *   bytes other than [A-Za-z0-9] and "-._~:/@+," are sent as %XX (two
+ *   uppercase hex digits; the parser accepts either case, rejects %00).
+ *   "v=1" comes first, "event=" second; no key appears twice.  Receivers
+ *   MUST ignore keys and events they do not know (later versions add some)
+ *   and MUST reject a datagram whose v is not 1.
+ *
+ * Events (keys always present unless marked "opt"):
+ *
+ *   event=auth   the peer authenticated and the MPPE policy was chosen
+ *       call=ID pid=PPPD_PID user=NAME client=ADDR
+ *       policy=require-128|require|allow|deny|default
+ *       rule=FILE:LINE | rule=default
+ *       mppe_want=none|40|128|40,128   what pppd will request after the rule
+ *       stateful=0|1                     stateful mode accepted if asked
+ *
+ *   event=up     IPCP is up: the session carries traffic
+ *       call pid user client
+ *       ifname=ppp0 local=OUR_TUNNEL_IP ip=PEER_TUNNEL_IP
+ *       mppe=none|40|128   the strength negotiated (none = plaintext)
+ *       stateless=0|1      (1 when mppe=none)
+ *       policy=...
+ *
+ *   event=down   IPCP went down (session over or renegotiating)
+ *       call pid user client ifname ip
+ *       rx_bytes= tx_bytes= rx_packets= tx_packets=   PPP-level counts
+ *                                            since IPCP came up; rx = from
+ *                                            the client
+ *       duration=SECONDS   since IPCP came up
+ *
+ *   event=exit   pppd is exiting (always the last datagram of a pppd)
+ *       call pid user(opt: empty if never authenticated) client
+ *       status=N           pppd's exit status (see pppd(8) EXIT STATUS)
+ *       reason=TEXT        short name of the status: ok, fatal, option,
+ *                          negotiation, peer-auth-failed, hangup,
+ *                          peer-dead, idle, connect-time, ... (see report.c)
+ *       up=0|1             whether an `up` was ever reported
+ *
+ *   Counters are unsigned decimal (32-bit in pppd 2.4.9: they wrap after
+ *   4 GiB; receivers should parse them as 64-bit).
+ *
+ * Example
+ *   v=1 event=up call=7 pid=4242 user=alice client=198.18.0.2 ifname=ppp0
+ *       local=198.19.0.1 ip=198.19.0.10 mppe=128 stateless=1 policy=require-128
+ *   (one line on the wire)
+ *
+ * REPORT_API is empty by default; a test may define it before including
+ * report.c directly.
+ */
+#ifndef PPTPD_PLUGIN_REPORT_H
+#define PPTPD_PLUGIN_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef REPORT_API
+#define REPORT_API
+#endif
+
+#define REPORT_VERSION     "1"
+#define REPORT_MAX_DGRAM   1024  /* bytes on the wire */
+#define REPORT_MAX_FIELDS  32
+#define REPORT_MAX_KEY     32
+#define REPORT_MAX_VALUE   255   /* decoded bytes */
+
+/* ---- building (the plugin) ---- */
+
+struct report_builder {
+	char buf[REPORT_MAX_DGRAM + 1];
+	size_t len;
+	int overflow;       /* a field did not fit or was invalid */
+};
+
+/* Start a datagram: "v=1 event=EVENT". */
+REPORT_API void report_begin(struct report_builder *b, const char *event);
+/* Append " key=value", encoding the value.  A NULL value is sent empty.
+ * An invalid key or a value over REPORT_MAX_VALUE bytes marks overflow. */
+REPORT_API void report_add(struct report_builder *b, const char *key,
+    const char *value);
+REPORT_API void report_add_u64(struct report_builder *b, const char *key,
+    uint64_t v);
+/* The datagram's length, or -1 if anything overflowed (send nothing). */
+REPORT_API int report_end(struct report_builder *b);
+
+/* ---- parsing (pptpd) ---- */
+
+struct report_field {
+	const char *key;    /* point into report_msg.buf, NUL-terminated */
+	const char *value;  /* decoded; may be "" */
+};
+
+struct report_msg {
+	char buf[2 * REPORT_MAX_DGRAM + 2];
+	struct report_field f[REPORT_MAX_FIELDS];
+	size_t n;
+	const char *event;  /* == value of "event" */
+};
+
+/* Parse one datagram.  Returns 0, or -1 with a short reason in *WHY (a
+ * static string) when the datagram breaks the contract above. */
+REPORT_API int report_parse(struct report_msg *m, const void *data, size_t len,
+    const char **why);
+/* A field's decoded value, or NULL if absent. */
+REPORT_API const char *report_get(const struct report_msg *m, const char *key);
+/* A decimal unsigned field: 0 on success, -1 if absent or malformed. */
+REPORT_API int report_get_u64(const struct report_msg *m, const char *key,
+    uint64_t *out);
+
+/* Short name of a pppd exit status for reason= ("ok", "hangup", ...). */
+REPORT_API const char *report_status_name(int status);
+
+#endif
