@@ -1,4 +1,20 @@
-/* pptpd.conf: Poptop-compatible configuration. */
+/* pptpd.conf: Poptop-compatible configuration.
+ *
+ * Syntax: one `key value` or `key` per line; blank lines and lines whose
+ * first non-blank character is '#' are comments; a token starting with '#'
+ * starts a trailing comment; spaces, tabs and a CR (DOS line ends) separate
+ * tokens. Keys are case-sensitive, as in Poptop.
+ *
+ * Keys: option FILE, ppp PATH, pidfile PATH, speed N (1..2147483647),
+ * localip SPEC, remoteip SPEC (see pool.h), listen IPV4, connections N
+ * (1..65535), stimeout SECONDS (1..3600), noipparam, debug, logwtmp.
+ * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
+ * delegate, vrf NAME.
+ *
+ * Where we differ from Poptop, on purpose: an unknown key, a missing value,
+ * a second value (other than a trailing comment), a bad number, address or
+ * pool is an error instead of being silently skipped. Like Poptop, the
+ * first occurrence of a key counts; a repeat is ignored with a warning. */
 #ifndef PPTPD_CONF_H
 #define PPTPD_CONF_H
 
@@ -13,6 +29,8 @@
 #define CONF_DEFAULT_CONNECTIONS 100
 #define CONF_DEFAULT_STIMEOUT    30     /* seconds; what Windows waits */
 #define CONF_ERR_LEN             256
+#define CONF_LINE_MAX            4096   /* bytes per line, without newline */
+#define CONF_MAX_WARNINGS        32     /* further warnings are dropped */
 
 struct conf {
 	char          *file;          /* path it was read from */
@@ -31,12 +49,21 @@ struct conf {
 	/* Where each key was set (line number, 0 = default): lets a later
 	 * semantic error (e.g. the pool) point at file:line. */
 	int            line_localip, line_remoteip;
+	/* Non-fatal findings of the last successful conf_load(), each
+	 * "file:line: message" (e.g. "'bcrelay' not supported, ignored"), for
+	 * the caller to log once logging is set up. */
+	char         **warnings;
+	size_t         nwarnings;
 };
 
-/* Fill `c` with the defaults. */
+/* Fill `c` with the defaults. String fields are malloc'd copies, so a caller
+ * may free() and replace them (NULL only if memory ran out). */
 void conf_init(struct conf *c);
 /* Read `path` into `c` (keys override what is already there). Returns 0, or
- * -1 with err holding "file:line: reason". A missing file is an error. */
+ * -1 with err holding "file:line: reason" ("file: reason" when no line is to
+ * blame); on failure `c` is left unchanged, so a reload can keep running on
+ * the old settings. A missing file is an error. The pool specs are checked
+ * here, each at its own line, and as a pair (pool_new) at the later line. */
 int  conf_load(struct conf *c, const char *path, char *err, size_t errlen);
 void conf_free(struct conf *c);
 

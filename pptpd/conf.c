@@ -1,0 +1,461 @@
+/* pptpd.conf reader. The syntax and the differences from Poptop are
+ * described in conf.h.
+ *
+ * The file is read into a copy of the caller's struct, which replaces the
+ * original only when the whole file (and the address pool it describes) is
+ * valid: a bad edit followed by a reload must not leave half a config. */
+#include "conf.h"
+#include "pool.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind {
+	K_PATH,         /* any non-empty token */
+	K_POOL,         /* address spec, checked by pool.c */
+	K_INT,          /* decimal in [min, max] */
+	K_SPEED,        /* decimal in [min, max], kept as a string */
+	K_ADDR,         /* dotted IPv4 */
+	K_FLAG,         /* no value */
+	K_IGNORED,      /* Poptop key we do not implement: one value */
+	K_IGNORED_FLAG, /* same, no value */
+};
+
+struct key {
+	const char *name;
+	enum kind   kind;
+	size_t      off;        /* field in struct conf */
+	long        min, max;
+	const char *note;       /* for ignored keys: what the user loses */
+};
+
+#define F(field) offsetof(struct conf, field)
+
+static const struct key keys[] = {
+	{ "option",      K_PATH,  F(option),      0, 0, NULL },
+	{ "ppp",         K_PATH,  F(ppp),         0, 0, NULL },
+	{ "pidfile",     K_PATH,  F(pidfile),     0, 0, NULL },
+	{ "speed",       K_SPEED, F(speed),       1, 2147483647L, NULL },
+	{ "localip",     K_POOL,  F(localip),     0, 0, NULL },
+	{ "remoteip",    K_POOL,  F(remoteip),    0, 0, NULL },
+	{ "listen",      K_ADDR,  F(listen),      0, 0, NULL },
+	{ "connections", K_INT,   F(connections), 1, 65535, NULL },
+	{ "stimeout",    K_INT,   F(stimeout),    1, 3600, NULL },
+	{ "noipparam",   K_FLAG,  F(noipparam),   0, 0, NULL },
+	{ "debug",       K_FLAG,  F(debug),       0, 0, NULL },
+	{ "logwtmp",     K_FLAG,  F(logwtmp),     0, 0, NULL },
+	{ "bcrelay",     K_IGNORED, 0, 0, 0,
+	  "broadcasts are not relayed to clients" },
+	{ "delegate",    K_IGNORED_FLAG, 0, 0, 0,
+	  "addresses come from remoteip when it is set, from pppd otherwise" },
+	{ "vrf",         K_IGNORED, 0, 0, 0,
+	  "pptpd listens and sends GRE in the default VRF" },
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* Through void *: the offset comes from offsetof, so the field is aligned. */
+static void *
+field(struct conf *c, const struct key *k)
+{
+	return (char *)c + k->off;
+}
+
+struct loader {
+	struct conf *c;
+	const char  *path;
+	int          line;
+	int          seen[NKEYS];   /* line where each key was first set */
+	char         why[CONF_ERR_LEN];
+};
+
+/* Tokens come from a file anyone may have edited; keep quotes short and
+ * printable so an error message cannot garble a terminal or a log. */
+static const char *
+quote(char *out, size_t outlen, const char *s)
+{
+	size_t i = 0;
+
+	for (; *s != '\0' && i + 4 < outlen && i < 40; s++) {
+		unsigned char ch = (unsigned char)*s;
+		out[i++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+	}
+	if (*s != '\0' && i + 4 < outlen) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+	return out;
+}
+
+static int
+set_str(char **dst, const char *src)
+{
+	char *s = strdup(src);
+
+	if (s == NULL)
+		return -1;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static void add_warning(struct loader *ld, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+add_warning(struct loader *ld, const char *fmt, ...)
+{
+	struct conf *c = ld->c;
+	char msg[CONF_ERR_LEN * 2], **w;
+	va_list ap;
+	int n;
+
+	if (c->nwarnings >= CONF_MAX_WARNINGS)
+		return;
+	w = realloc(c->warnings, (c->nwarnings + 1) * sizeof(*w));
+	if (w == NULL)
+		return;         /* a lost warning is not worth failing for */
+	c->warnings = w;
+	n = snprintf(msg, sizeof(msg), "%s:%d: ", ld->path, ld->line);
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if ((w[c->nwarnings] = strdup(msg)) != NULL)
+		c->nwarnings++;
+}
+
+/* Plain decimal only: no sign, no hex, no octal, no spaces. */
+static int
+parse_number(const char *s, long min, long max, long *out)
+{
+	long v = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > max)
+			return -1;
+	}
+	if (v < min)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+set_number(struct loader *ld, const struct key *k, const char *val)
+{
+	char q[48];
+	long v;
+
+	if (parse_number(val, k->min, k->max, &v) < 0) {
+		snprintf(ld->why, sizeof(ld->why), "bad number '%s' for '%s' "
+		    "(%ld..%ld)", quote(q, sizeof(q), val), k->name, k->min,
+		    k->max);
+		return -1;
+	}
+	if (k->kind == K_INT) {
+		*(int *)field(ld->c, k) = (int)v;
+		return 0;
+	}
+	/* pppd parses the speed itself: hand it a canonical number. */
+	char canon[24];
+	snprintf(canon, sizeof(canon), "%ld", v);
+	return set_str(field(ld->c, k), canon);
+}
+
+static int
+set_value(struct loader *ld, const struct key *k, const char *val)
+{
+	char q[48], perr[CONF_ERR_LEN - 64];
+
+	switch (k->kind) {
+	case K_INT:
+	case K_SPEED:
+		return set_number(ld, k, val);
+	case K_ADDR:
+		if (inet_pton(AF_INET, val, field(ld->c, k)) != 1) {
+			snprintf(ld->why, sizeof(ld->why), "bad IPv4 address '%s' "
+			    "for '%s'", quote(q, sizeof(q), val), k->name);
+			return -1;
+		}
+		return 0;
+	case K_POOL:
+		if (pool_spec_count(val, perr, sizeof(perr)) < 0) {
+			snprintf(ld->why, sizeof(ld->why), "%s: %s", k->name, perr);
+			return -1;
+		}
+		if (k->off == F(localip))
+			ld->c->line_localip = ld->line;
+		else
+			ld->c->line_remoteip = ld->line;
+		return set_str(field(ld->c, k), val);
+	case K_PATH:
+		return set_str(field(ld->c, k), val);
+	case K_FLAG:
+		*(int *)field(ld->c, k) = 1;
+		return 0;
+	case K_IGNORED:
+	case K_IGNORED_FLAG:
+		add_warning(ld, "'%s' not supported, ignored (%s)", k->name,
+		    k->note);
+		return 0;
+	}
+	return 0;
+}
+
+static const struct key *
+find_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* Up to three tokens; the third only tells that there is one too many. */
+static int
+tokenize(char *s, char *tok[3])
+{
+	static const char sep[] = " \t\r\v\f";
+	int n = 0;
+
+	while (n < 3) {
+		s += strspn(s, sep);
+		if (*s == '\0' || *s == '#')
+			break;
+		tok[n++] = s;
+		s += strcspn(s, sep);
+		if (*s != '\0')
+			*s++ = '\0';
+	}
+	return n;
+}
+
+static int
+check_arity(struct loader *ld, const struct key *k, int ntok, char **tok)
+{
+	int flag = k->kind == K_FLAG || k->kind == K_IGNORED_FLAG;
+	char q[48];
+
+	if (flag && ntok > 1)
+		snprintf(ld->why, sizeof(ld->why), "'%s' takes no value "
+		    "(got '%s')", k->name, quote(q, sizeof(q), tok[1]));
+	else if (!flag && ntok < 2)
+		snprintf(ld->why, sizeof(ld->why), "'%s' needs a value", k->name);
+	else if (ntok > 2)
+		snprintf(ld->why, sizeof(ld->why), "'%s' takes one value "
+		    "(extra '%s')", k->name, quote(q, sizeof(q), tok[2]));
+	else
+		return 0;
+	return -1;
+}
+
+static int
+parse_line(struct loader *ld, char *line)
+{
+	char *tok[3], q[48];
+	int ntok = tokenize(line, tok);
+	const struct key *k;
+	size_t i;
+
+	if (ntok == 0)
+		return 0;
+	if ((k = find_key(tok[0])) == NULL) {
+		snprintf(ld->why, sizeof(ld->why), "unknown key '%s'",
+		    quote(q, sizeof(q), tok[0]));
+		return -1;
+	}
+	if (check_arity(ld, k, ntok, tok) < 0)
+		return -1;
+	i = (size_t)(k - keys);
+	if (ld->seen[i] != 0) {
+		/* Poptop takes the first occurrence; so do we. */
+		add_warning(ld, "'%s' already set at line %d, this one is ignored",
+		    k->name, ld->seen[i]);
+		return 0;
+	}
+	ld->seen[i] = ld->line;
+	if (set_value(ld, k, ntok > 1 ? tok[1] : NULL) < 0) {
+		if (ld->why[0] == '\0')
+			snprintf(ld->why, sizeof(ld->why), "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* One line without its newline into buf. Returns its length, -1 at end of
+ * file, -2 when too long or holding a NUL (why set). */
+static long
+read_line(FILE *f, char *buf, size_t size, struct loader *ld)
+{
+	size_t n = 0;
+	int ch, bad = 0;
+
+	while ((ch = getc(f)) != EOF && ch != '\n') {
+		if (ch == '\0')
+			bad = 1;
+		if (n + 1 < size)
+			buf[n] = (char)ch;
+		n++;
+	}
+	if (ch == EOF && n == 0)
+		return -1;
+	if (n + 1 > size)
+		snprintf(ld->why, sizeof(ld->why), "line too long (over %d bytes)",
+		    CONF_LINE_MAX);
+	else if (bad)
+		snprintf(ld->why, sizeof(ld->why), "NUL byte in line");
+	else {
+		buf[n] = '\0';
+		return (long)n;
+	}
+	return -2;
+}
+
+static int
+read_file(struct loader *ld, FILE *f)
+{
+	char buf[CONF_LINE_MAX + 1];
+	long n;
+
+	while ((n = read_line(f, buf, sizeof(buf), ld)) != -1) {
+		ld->line++;
+		if (n == -2 || parse_line(ld, buf) < 0)
+			return -1;
+	}
+	if (ferror(f)) {
+		ld->line = 0;
+		snprintf(ld->why, sizeof(ld->why), "read error: %s",
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Each spec was checked at its own line; what is left is how the two fit
+ * together, which the later of the two lines made wrong. */
+static int
+check_pool(struct loader *ld)
+{
+	const struct conf *c = ld->c;
+	struct pool *p;
+
+	if (c->remoteip == NULL)
+		return 0;
+	p = pool_new(c->localip, c->remoteip, ld->why, sizeof(ld->why));
+	if (p == NULL) {
+		ld->line = c->line_localip > c->line_remoteip ?
+		    c->line_localip : c->line_remoteip;
+		return -1;
+	}
+	pool_free(p);
+	return 0;
+}
+
+static void
+free_warnings(struct conf *c)
+{
+	for (size_t i = 0; i < c->nwarnings; i++)
+		free(c->warnings[i]);
+	free(c->warnings);
+	c->warnings = NULL;
+	c->nwarnings = 0;
+}
+
+/* Deep copy, without the warnings (they belong to one load). */
+static int
+conf_copy(struct conf *dst, const struct conf *src)
+{
+	int rc = 0;
+
+	*dst = *src;
+	dst->warnings = NULL;
+	dst->nwarnings = 0;
+	dst->file = dst->option = dst->ppp = dst->pidfile = dst->speed = NULL;
+	dst->localip = dst->remoteip = NULL;
+	rc |= src->file && set_str(&dst->file, src->file);
+	rc |= src->option && set_str(&dst->option, src->option);
+	rc |= src->ppp && set_str(&dst->ppp, src->ppp);
+	rc |= src->pidfile && set_str(&dst->pidfile, src->pidfile);
+	rc |= src->speed && set_str(&dst->speed, src->speed);
+	rc |= src->localip && set_str(&dst->localip, src->localip);
+	rc |= src->remoteip && set_str(&dst->remoteip, src->remoteip);
+	return rc ? -1 : 0;
+}
+
+void
+conf_init(struct conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	set_str(&c->option, CONF_DEFAULT_OPTIONS);
+	set_str(&c->ppp, CONF_DEFAULT_PPP);
+	set_str(&c->pidfile, CONF_DEFAULT_PIDFILE);
+	set_str(&c->speed, CONF_DEFAULT_SPEED);
+	c->listen.s_addr = htonl(INADDR_ANY);
+	c->connections = CONF_DEFAULT_CONNECTIONS;
+	c->stimeout = CONF_DEFAULT_STIMEOUT;
+}
+
+int
+conf_load(struct conf *c, const char *path, char *err, size_t errlen)
+{
+	struct conf t;
+	struct loader ld = { .c = &t, .path = path };
+	FILE *f = NULL;
+	int rc = -1;
+
+	if (conf_copy(&t, c) < 0 || set_str(&t.file, path) < 0) {
+		snprintf(ld.why, sizeof(ld.why), "out of memory");
+		goto out;
+	}
+	/* Lines point into this file: values kept from before have none. */
+	t.line_localip = t.line_remoteip = 0;
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(ld.why, sizeof(ld.why), "cannot open: %s",
+		    strerror(errno));
+		goto out;
+	}
+	if (read_file(&ld, f) == 0 && check_pool(&ld) == 0)
+		rc = 0;
+out:
+	if (f != NULL)
+		fclose(f);
+	if (rc == 0) {
+		conf_free(c);
+		*c = t;
+	} else {
+		conf_free(&t);
+		if (ld.line > 0)
+			snprintf(err, errlen, "%s:%d: %s", path, ld.line, ld.why);
+		else
+			snprintf(err, errlen, "%s: %s", path, ld.why);
+	}
+	return rc;
+}
+
+void
+conf_free(struct conf *c)
+{
+	free(c->file);
+	free(c->option);
+	free(c->ppp);
+	free(c->pidfile);
+	free(c->speed);
+	free(c->localip);
+	free(c->remoteip);
+	free_warnings(c);
+	c->file = c->option = c->ppp = c->pidfile = c->speed = NULL;
+	c->localip = c->remoteip = NULL;
+}
