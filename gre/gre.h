@@ -13,21 +13,57 @@
 struct gre_engine;
 struct gre_call;
 
+/* Callbacks. They run from inside engine calls: they must not free the
+ * call or the engine (defer that to the event loop). Any may be NULL. */
 struct gre_ops {
-	/* Log a line; prio is a syslog priority. May be NULL. */
+	/* Log a line; prio is a syslog priority. Drops are rate-limited per
+	 * reason before they get here. */
 	void (*log)(void *arg, int prio, const char *msg);
 	/* The pty needs (on=1) or no longer needs (on=0) write readiness. */
 	void (*pty_want_write)(void *call_arg, int on);
 	/* The pty reported EOF or an error (pppd is gone): the call is dead.
-	 * The daemon frees the call later; the engine stops using the pty. */
+	 * Called once. The daemon frees the call later; the engine stops using
+	 * the pty (and asks for no more write readiness). */
 	void (*pty_closed)(void *call_arg, int err);
 };
 
+/* Per call. "rx" is the GRE side toward pppd, except the rx_bad_fcs,
+ * rx_runts, rx_too_long and rx_aborts counters, which count frames pppd
+ * wrote to the pty that could not be sent. */
 struct gre_stats {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_duplicates, rx_stale, rx_too_far, rx_reordered, rx_lost;
 	uint64_t rx_bad_fcs, rx_runts, tx_acks_only, pty_drops;
+	uint64_t rx_delivered;    /* frames written (or queued) to the pty */
+	uint64_t rx_resyncs;      /* believed sequence jumps (seq.h) */
+	uint64_t rx_no_room;      /* could not be held for reordering */
+	uint64_t rx_wrong_source; /* our Call ID from another address */
+	uint64_t rx_acks;         /* acks from the peer that moved forward */
+	uint64_t rx_bad_acks;     /* acks for packets we never sent */
+	uint64_t rx_too_long, rx_aborts;
+	uint64_t tx_drops;        /* send failed (EAGAIN, ENOBUFS, routing) */
+	uint32_t tx_unacked;      /* sent and not yet acked by the peer */
+	uint32_t pty_backlog;     /* bytes waiting for the pty to drain */
 };
+
+/* Engine-wide: what cannot be charged to a call. */
+struct gre_engine_stats {
+	uint64_t rx_datagrams, rx_batches, rx_malformed, rx_unknown_call;
+	uint64_t rx_errors, tx_datagrams, tx_batches, tx_errors, tx_fallbacks;
+	uint64_t pty_writes, pty_reads;
+	uint32_t calls;
+};
+
+/* Delayed acks: an ack-only packet goes out this long after the first
+ * unacknowledged delivery when no data packet carried the ack first. 100 ms
+ * is what the Windows client does, so every peer's adaptive ack timeout
+ * (RFC 2637 4.4) already copes with it; half a window of unacknowledged
+ * packets sends one at once so a peer that honours our window never
+ * stalls. */
+#define GRE_ACK_DELAY_MS     100
+#define GRE_RECV_WINDOW_DFLT 64
+/* Bound of the per-call queue of bytes the pty would not take. */
+#define GRE_PTY_BACKLOG      (64 * 1024)
 
 /* Open the raw socket bound to `bind_addr` (INADDR_ANY for all).
  * Returns NULL and sets errno on failure. */
@@ -35,7 +71,9 @@ struct gre_engine *gre_engine_new(struct in_addr bind_addr,
     const struct gre_ops *ops, void *arg);
 /* Use an existing socket (tests, benchmarks). Takes ownership. */
 struct gre_engine *gre_engine_new_fd(int fd, const struct gre_ops *ops, void *arg);
+/* Frees any call still open (the daemon should have freed them). */
 void gre_engine_free(struct gre_engine *e);
+void gre_engine_stats(const struct gre_engine *e, struct gre_engine_stats *st);
 
 int  gre_engine_fd(const struct gre_engine *e);
 /* The raw socket is readable: receive in batches, deliver to calls. */
@@ -48,7 +86,10 @@ uint64_t gre_engine_next_deadline(const struct gre_engine *e);
 /* A call: `local_id` is our Call ID (the peer puts it in its GRE key),
  * `peer_id` is the peer's Call ID (we put it in ours). Packets for local_id
  * from any other source than `peer` are dropped. The engine does not own
- * pty_fd (the daemon closes it after gre_call_free). */
+ * pty_fd (the daemon closes it after gre_call_free) but makes it
+ * nonblocking. Returns NULL with errno EEXIST if local_id is taken, EINVAL
+ * on a bad argument, ENOMEM. The send ACCM starts at 0xffffffff (RFC 1662
+ * default) until gre_call_set_accm. */
 struct gre_call *gre_call_new(struct gre_engine *e, uint16_t local_id,
     uint16_t peer_id, struct in_addr peer, int pty_fd, void *call_arg);
 void gre_call_free(struct gre_call *c);
@@ -56,15 +97,22 @@ void gre_call_free(struct gre_call *c);
 /* Is a call using this local id? (for Call ID allocation) */
 int  gre_engine_has_call(const struct gre_engine *e, uint16_t local_id);
 
-/* The pty is readable / writable. */
+/* The pty is readable / writable (the latter only while the engine asked
+ * for it through ops->pty_want_write). */
 void gre_call_pty_input(struct gre_call *c, uint64_t now_ms);
 void gre_call_pty_output(struct gre_call *c);
 
-/* Set-Link-Info: the ACCM to use when writing to pppd. */
+/* Set-Link-Info: `send_accm` is the ACCM to use when writing to pppd;
+ * `recv_accm` is kept for stats only (the pty inserts nothing to delete). */
 void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_accm);
 
-/* The peer's advertised receive window (OCRQ) and packet delay. */
+/* The peer's advertised receive window (OCRQ). Kept for information: the
+ * engine never holds data back for it (Windows ignores windows and no peer
+ * seen needs ours honoured), it tracks the peer's acks for stats only. */
 void gre_call_set_window(struct gre_call *c, uint16_t peer_window);
+/* The window we advertised (OCRP): an ack-only packet goes out as soon as
+ * half of it is unacknowledged. Default GRE_RECV_WINDOW_DFLT. */
+void gre_call_set_recv_window(struct gre_call *c, uint16_t our_window);
 
 void gre_call_stats(const struct gre_call *c, struct gre_stats *st);
 

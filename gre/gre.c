@@ -1,0 +1,1015 @@
+/* The GRE engine: one raw socket for every call, batched I/O both ways.
+ *
+ * GRE -> pty: recvmmsg a batch, parse and check each datagram, run it through
+ * the call's sequencer, HDLC-encode what is deliverable into a shared
+ * staging buffer, and after the batch write each touched call's frames to
+ * its pty with one writev. What the pty will not take goes to a bounded
+ * per-call backlog (allocated only under back-pressure), and whole frames
+ * are dropped when that is full: a slow pppd must never block the engine.
+ *
+ * pty -> GRE: read a big chunk, HDLC-decode every frame in it, queue one
+ * GRE packet per frame (piggybacking any pending ack) and send the queue
+ * with sendmmsg. A send that would block drops the packets: PPP copes with
+ * loss, not with a stalled server.
+ *
+ * Timers (delayed acks, reorder gaps) live in two lists sorted by deadline,
+ * so finding the next one is O(1) and only calls with a timer are visited. */
+#include "gre.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "hdlc.h"
+#include "packet.h"
+#include "seq.h"
+
+#define GRE_RX_BATCH      32
+/* Batches per gre_engine_input, so ptys and the control plane get a turn
+ * under a flood; level-triggered polling brings us back for the rest. */
+#define GRE_RX_BUDGET     8
+/* IPv4 header with options, GRE header, largest payload, and one more
+ * octet so anything longer shows up as truncated. */
+#define GRE_RX_BUFSZ      (60 + GRE_HDR_MAX + GRE_MAX_PAYLOAD + 1)
+#define GRE_TX_BATCH      64
+#define GRE_PTY_READ      (64 * 1024)
+/* Reads per gre_call_pty_input: enough to empty a busy pty, bounded for
+ * fairness between calls. */
+#define GRE_PTY_READS     4
+#define GRE_STAGE_BYTES   (256 * 1024)
+#define GRE_STAGE_FRAMES  512
+#define GRE_SOCK_BUF      (4 * 1024 * 1024)
+#define GRE_CALL_IDS      65536
+#define GRE_LOG_BURST     5
+#define GRE_LOG_WINDOW_MS 1000
+#define GRE_NO_FRAME      (-1)
+
+/* Log reasons, each rate-limited on its own so a flood of one kind cannot
+ * hide another. */
+enum lr {
+	LR_MALFORMED, LR_UNKNOWN_CALL, LR_WRONG_SOURCE, LR_SEQ, LR_ACK,
+	LR_PTY_FULL, LR_PTY_FRAMING, LR_SEND, LR_RECV, LR__COUNT
+};
+
+struct ratelimit {
+	uint64_t since;
+	uint32_t lines, suppressed;
+};
+
+/* An intrusive timer list node; lists are sorted by `at`. */
+struct tnode {
+	struct tnode *prev, *next;
+	uint64_t at;
+	struct gre_call *call;
+};
+
+struct stage_frame {
+	uint32_t off, len;
+	int32_t next;
+};
+
+struct gre_call {
+	struct gre_engine *e;
+	uint16_t local_id, peer_id;
+	struct in_addr peer;
+	struct sockaddr_in peer_sa;
+	int pty_fd;
+	void *arg;
+	int dead, want_write, touched;
+	uint32_t send_accm, recv_accm;
+	uint16_t peer_window, ack_threshold;
+	uint32_t tx_seq;          /* next sequence number to send */
+	uint32_t peer_ack;        /* highest ack from the peer */
+	int peer_acked;
+	int tx_any;               /* a data packet has been sent */
+	uint32_t rx_unacked;      /* delivered since our last ack */
+	struct seq_rx rx;
+	struct hdlc_decoder dec;
+	int32_t chain_head, chain_tail;   /* frames in the stage */
+	struct gre_call *touched_next;
+	uint8_t *backlog;
+	size_t bl_off, bl_len;
+	struct tnode ack_timer, gap_timer;
+	struct gre_stats st;
+};
+
+struct tx_slot {
+	struct gre_call *call;
+	int data;
+	size_t payload;
+	uint8_t buf[GRE_HDR_MAX + GRE_MAX_PAYLOAD];
+};
+
+struct gre_engine {
+	int fd;
+	struct gre_ops ops;
+	void *arg;
+	uint64_t now;
+	int no_sendmmsg;
+	struct gre_call *calls[GRE_CALL_IDS];
+	struct gre_call *touched;
+	struct tnode ack_timers, gap_timers;
+	struct ratelimit rl[LR__COUNT];
+	struct gre_engine_stats st;
+	/* receive */
+	struct mmsghdr rx_msg[GRE_RX_BATCH];
+	struct iovec rx_iov[GRE_RX_BATCH];
+	uint8_t rx_buf[GRE_RX_BATCH][GRE_RX_BUFSZ];
+	/* staging toward the ptys */
+	size_t stage_len;
+	unsigned nframes;
+	struct stage_frame frames[GRE_STAGE_FRAMES];
+	uint8_t stage[GRE_STAGE_BYTES];
+	/* send */
+	unsigned ntx;
+	struct mmsghdr tx_msg[GRE_TX_BATCH];
+	struct iovec tx_iov[GRE_TX_BATCH];
+	struct tx_slot tx[GRE_TX_BATCH];
+	uint8_t rdbuf[GRE_PTY_READ];
+};
+
+/* ---- logging ---- */
+
+static void elog(struct gre_engine *e, int prio, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void elog(struct gre_engine *e, int prio, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (!e->ops.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	e->ops.log(e->arg, prio, msg);
+}
+
+/* At most GRE_LOG_BURST lines per reason per second; the count of the
+ * suppressed ones is reported when the next window opens. */
+static int rl_allow(struct gre_engine *e, enum lr why)
+{
+	struct ratelimit *r = &e->rl[why];
+
+	if (e->now - r->since >= GRE_LOG_WINDOW_MS) {
+		if (r->suppressed)
+			elog(e, LOG_NOTICE, "%u similar messages suppressed",
+			    r->suppressed);
+		r->since = e->now;
+		r->lines = 0;
+		r->suppressed = 0;
+	}
+	if (r->lines < GRE_LOG_BURST) {
+		r->lines++;
+		return 1;
+	}
+	r->suppressed++;
+	return 0;
+}
+
+static void call_log(struct gre_call *c, enum lr why, int prio,
+    const char *reason)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	/* LR__COUNT: a once-per-call event, never limited */
+	if (!c->e->ops.log || (why != LR__COUNT && !rl_allow(c->e, why)))
+		return;
+	inet_ntop(AF_INET, &c->peer, ip, sizeof(ip));
+	elog(c->e, prio, "call %u/%u %s: %s", c->local_id, c->peer_id, ip,
+	    reason);
+}
+
+/* ---- timers ---- */
+
+static int tnode_armed(const struct tnode *n)
+{
+	return n->next != NULL;
+}
+
+static void tnode_disarm(struct tnode *n)
+{
+	if (!tnode_armed(n))
+		return;
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = NULL;
+}
+
+/* Insert sorted; deadlines are mostly "now + constant", so the right place
+ * is almost always the tail and the walk stops at once. */
+static void tnode_arm(struct tnode *head, struct tnode *n, uint64_t at)
+{
+	struct tnode *p;
+
+	tnode_disarm(n);
+	n->at = at;
+	for (p = head->prev; p != head && p->at > at; p = p->prev)
+		;
+	n->prev = p;
+	n->next = p->next;
+	p->next->prev = n;
+	p->next = n;
+}
+
+static void tlist_init(struct tnode *head)
+{
+	head->prev = head->next = head;
+}
+
+static struct tnode *tlist_due(struct tnode *head, uint64_t now)
+{
+	struct tnode *n = head->next;
+
+	return n != head && n->at <= now ? n : NULL;
+}
+
+/* ---- pty side ---- */
+
+static void want_write(struct gre_call *c, int on)
+{
+	if (c->want_write == on)
+		return;
+	c->want_write = on;
+	if (c->e->ops.pty_want_write)
+		c->e->ops.pty_want_write(c->arg, on);
+}
+
+static void pty_dead(struct gre_call *c, int err)
+{
+	if (c->dead)
+		return;
+	want_write(c, 0);
+	c->dead = 1;
+	tnode_disarm(&c->ack_timer);
+	tnode_disarm(&c->gap_timer);
+	free(c->backlog);
+	c->backlog = NULL;
+	c->bl_off = c->bl_len = 0;
+	call_log(c, LR__COUNT, LOG_INFO, err ? strerror(err) : "pty closed");
+	if (c->e->ops.pty_closed)
+		c->e->ops.pty_closed(c->arg, err);
+}
+
+/* Queue `n` encoded bytes behind what the pty would not take. `must` is for
+ * the tail of a frame already half written, which has to follow or the
+ * frame is corrupt; whole frames that do not fit are dropped. */
+static int backlog_put(struct gre_call *c, const uint8_t *p, size_t n, int must)
+{
+	if (!c->backlog && !(c->backlog = malloc(GRE_PTY_BACKLOG)))
+		return -1;
+	if (c->bl_off + c->bl_len + n > GRE_PTY_BACKLOG && c->bl_off) {
+		memmove(c->backlog, c->backlog + c->bl_off, c->bl_len);
+		c->bl_off = 0;
+	}
+	if (c->bl_len + n > GRE_PTY_BACKLOG && !must)
+		return -1;
+	memcpy(c->backlog + c->bl_off + c->bl_len, p, n);
+	c->bl_len += n;
+	return 0;
+}
+
+static void frame_dropped(struct gre_call *c)
+{
+	c->st.pty_drops++;
+	call_log(c, LR_PTY_FULL, LOG_WARNING,
+	    "pty not draining: frame dropped");
+}
+
+/* A call with a backlog is waiting for write readiness: new frames queue
+ * behind it, encoded straight into it. */
+static void backlog_frame(struct gre_call *c, const uint8_t *p, size_t len)
+{
+	uint8_t tmp[HDLC_ENCODED_MAX(GRE_MAX_PAYLOAD)];
+	size_t n = hdlc_encode(p, len, c->send_accm, tmp, sizeof(tmp));
+
+	if (backlog_put(c, tmp, n, 0) < 0)
+		frame_dropped(c);
+}
+
+/* After a short write: keep what was not written, in order. */
+static void chain_leftover(struct gre_engine *e, struct gre_call *c,
+    int32_t head, size_t written)
+{
+	for (int32_t f = head; f != GRE_NO_FRAME; f = e->frames[f].next) {
+		const uint8_t *p = e->stage + e->frames[f].off;
+		size_t len = e->frames[f].len;
+
+		if (written >= len) {
+			written -= len;
+			continue;
+		}
+		if (backlog_put(c, p + written, len - written, written > 0) < 0)
+			frame_dropped(c);
+		written = 0;
+	}
+	if (c->bl_len)
+		want_write(c, 1);
+}
+
+/* Write the call's staged frames with one writev. */
+static void chain_write(struct gre_engine *e, struct gre_call *c)
+{
+	struct iovec iov[GRE_STAGE_FRAMES];
+	int n = 0;
+	int32_t head = c->chain_head;
+	ssize_t w;
+
+	for (int32_t f = head; f != GRE_NO_FRAME; f = e->frames[f].next) {
+		uint8_t *p = e->stage + e->frames[f].off;
+
+		/* one call alone fills the stage contiguously: one iovec */
+		if (n && (uint8_t *)iov[n - 1].iov_base + iov[n - 1].iov_len == p)
+			iov[n - 1].iov_len += e->frames[f].len;
+		else
+			iov[n++] = (struct iovec){ p, e->frames[f].len };
+	}
+	c->chain_head = c->chain_tail = GRE_NO_FRAME;
+	if (!n || c->dead)
+		return;
+	e->st.pty_writes++;
+	do
+		w = writev(c->pty_fd, iov, n);
+	while (w < 0 && errno == EINTR);
+	if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+		pty_dead(c, errno);
+		return;
+	}
+	chain_leftover(e, c, head, w < 0 ? 0 : (size_t)w);
+}
+
+static void stage_flush(struct gre_engine *e)
+{
+	for (struct gre_call *c = e->touched; c; c = c->touched_next)
+		if (c->chain_head != GRE_NO_FRAME)
+			chain_write(e, c);
+	e->stage_len = 0;
+	e->nframes = 0;
+}
+
+static void call_touch(struct gre_call *c)
+{
+	if (c->touched)
+		return;
+	c->touched = 1;
+	c->touched_next = c->e->touched;
+	c->e->touched = c;
+}
+
+/* A frame from the wire, in order: on its way to pppd. */
+static void call_deliver(struct gre_call *c, const uint8_t *p, size_t len)
+{
+	struct gre_engine *e = c->e;
+	struct stage_frame *f;
+	int32_t idx;
+
+	c->st.rx_delivered++;
+	c->rx_unacked++;
+	if (c->dead)
+		return;
+	if (c->bl_len) {
+		backlog_frame(c, p, len);
+		return;
+	}
+	if (e->stage_len + HDLC_ENCODED_MAX(len) > GRE_STAGE_BYTES ||
+	    e->nframes == GRE_STAGE_FRAMES)
+		stage_flush(e);
+	if (c->bl_len) {        /* that flush left this call a backlog */
+		backlog_frame(c, p, len);
+		return;
+	}
+	idx = (int32_t)e->nframes++;
+	f = &e->frames[idx];
+	f->off = (uint32_t)e->stage_len;
+	f->len = (uint32_t)hdlc_encode(p, len, c->send_accm,
+	    e->stage + e->stage_len, HDLC_ENCODED_MAX(len));
+	f->next = GRE_NO_FRAME;
+	e->stage_len += f->len;
+	if (c->chain_head == GRE_NO_FRAME)
+		c->chain_head = idx;
+	else
+		e->frames[c->chain_tail].next = idx;
+	c->chain_tail = idx;
+}
+
+/* ---- sending ---- */
+
+static void tx_count(struct gre_engine *e, struct tx_slot *s, int ok)
+{
+	struct gre_call *c = s->call;
+
+	if (!ok) {
+		c->st.tx_drops++;
+		return;
+	}
+	e->st.tx_datagrams++;
+	if (s->data) {
+		c->st.tx_packets++;
+		c->st.tx_bytes += s->payload;
+	} else {
+		c->st.tx_acks_only++;
+	}
+}
+
+static int tx_transient(int err)
+{
+	return err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS;
+}
+
+/* One datagram by sendto: the fallback when sendmmsg fails on it. */
+static int tx_one(struct gre_engine *e, unsigned i)
+{
+	struct msghdr *h = &e->tx_msg[i].msg_hdr;
+	ssize_t r;
+
+	do
+		r = sendto(e->fd, e->tx_iov[i].iov_base, e->tx_iov[i].iov_len,
+		    MSG_DONTWAIT, h->msg_name, h->msg_namelen);
+	while (r < 0 && errno == EINTR);
+	e->st.tx_fallbacks++;
+	return r < 0 ? errno : 0;
+}
+
+/* Send the queue. Nothing here may block or tear a call down: a full
+ * socket buffer drops the rest of the queue, a datagram the kernel refuses
+ * (no route, ICMP-reported trouble, netfilter) drops that one alone. */
+static void tx_flush(struct gre_engine *e)
+{
+	unsigned i = 0;
+
+	while (i < e->ntx) {
+		int r = -1, err;
+
+		if (!e->no_sendmmsg) {
+			e->st.tx_batches++;
+			r = sendmmsg(e->fd, e->tx_msg + i, e->ntx - i, MSG_DONTWAIT);
+			if (r > 0) {
+				for (int k = 0; k < r; k++)
+					tx_count(e, &e->tx[i + k], 1);
+				i += (unsigned)r;
+				continue;
+			}
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && errno == ENOSYS)
+				e->no_sendmmsg = 1;
+		}
+		err = (r < 0 && tx_transient(errno)) ? errno : tx_one(e, i);
+		if (!err) {
+			tx_count(e, &e->tx[i++], 1);
+			continue;
+		}
+		e->st.tx_errors++;
+		call_log(e->tx[i].call, LR_SEND, LOG_WARNING, strerror(err));
+		if (!tx_transient(err)) {
+			tx_count(e, &e->tx[i++], 0);
+			continue;
+		}
+		while (i < e->ntx)
+			tx_count(e, &e->tx[i++], 0);
+	}
+	e->ntx = 0;
+}
+
+static struct tx_slot *tx_slot(struct gre_engine *e, struct gre_call *c,
+    size_t len, int data)
+{
+	struct tx_slot *s;
+
+	if (e->ntx == GRE_TX_BATCH)
+		tx_flush(e);
+	s = &e->tx[e->ntx];
+	s->call = c;
+	s->data = data;
+	s->payload = len;
+	e->tx_msg[e->ntx].msg_hdr.msg_name = &c->peer_sa;
+	return s;
+}
+
+static void tx_commit(struct gre_engine *e, size_t len)
+{
+	e->tx_iov[e->ntx].iov_len = len;
+	e->ntx++;
+}
+
+static void ack_sent(struct gre_call *c)
+{
+	c->rx.ack_pending = 0;
+	c->rx_unacked = 0;
+	tnode_disarm(&c->ack_timer);
+}
+
+static void call_send_ack(struct gre_call *c)
+{
+	struct tx_slot *s = tx_slot(c->e, c, 0, 0);
+	size_t h = gre_packet_build(s->buf, c->peer_id, 0, 0, 0, 1,
+	    seq_rx_ack(&c->rx));
+
+	ack_sent(c);
+	tx_commit(c->e, h);
+}
+
+/* A frame pppd wrote: one GRE data packet, with the ack if one is due. */
+static void pty_frame(void *arg, const uint8_t *frame, size_t len)
+{
+	struct gre_call *c = arg;
+	struct tx_slot *s;
+	int ack = c->rx.ack_pending;
+	size_t h;
+
+	if (len > GRE_MAX_PAYLOAD)
+		return;         /* cannot happen: HDLC_MAX_FRAME is smaller */
+	s = tx_slot(c->e, c, len, 1);
+	h = gre_packet_build(s->buf, c->peer_id, (uint16_t)len, 1, c->tx_seq++,
+	    ack, seq_rx_ack(&c->rx));
+	memcpy(s->buf + h, frame, len);
+	if (ack)
+		ack_sent(c);
+	c->tx_any = 1;
+	tx_commit(c->e, h + len);
+}
+
+/* ---- receiving ---- */
+
+static void call_ack_in(struct gre_call *c, uint32_t ack)
+{
+	const char *reason = NULL;
+
+	if (!c->tx_any)
+		reason = "ack before any data sent";
+	else if (!seq_before(ack, c->tx_seq))
+		reason = "ack for data not sent yet";
+	else if (c->peer_acked && seq_before(ack, c->peer_ack))
+		return;         /* an old ack, reordered: harmless */
+	if (reason) {
+		c->st.rx_bad_acks++;
+		call_log(c, LR_ACK, LOG_DEBUG, reason);
+		return;
+	}
+	if (!c->peer_acked || ack != c->peer_ack)
+		c->st.rx_acks++;
+	c->peer_ack = ack;
+	c->peer_acked = 1;
+}
+
+static void call_drain(struct gre_call *c)
+{
+	const struct seq_slot *s;
+
+	while ((s = seq_rx_next(&c->rx)) != NULL)
+		call_deliver(c, s->data, s->len);
+}
+
+static void call_data_in(struct gre_call *c, const struct gre_packet *pkt,
+    uint64_t now)
+{
+	enum seq_verdict v;
+
+	c->st.rx_packets++;
+	c->st.rx_bytes += pkt->payload_len;
+	v = seq_rx_input(&c->rx, pkt->seq, pkt->payload, pkt->payload_len, now);
+	if (v == SEQ_DELIVER)
+		call_deliver(c, pkt->payload, pkt->payload_len);
+	call_drain(c);
+	if (v == SEQ_TOO_FAR)
+		call_log(c, LR_SEQ, LOG_NOTICE,
+		    "sequence number far off: dropped until confirmed");
+	else if (v == SEQ_NO_ROOM)
+		call_log(c, LR_SEQ, LOG_NOTICE, "cannot hold packet for reordering");
+}
+
+static const char *ip_str(struct in_addr a, char *buf)
+{
+	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
+}
+
+/* One datagram from the raw socket. Validated here, at the entry point;
+ * every drop leaves through the single exit at the bottom. */
+static void rx_datagram(struct gre_engine *e, const uint8_t *p, size_t len,
+    int flags, uint64_t now)
+{
+	struct gre_packet pkt = { 0 };
+	struct gre_call *c = NULL;
+	const char *reason;
+	enum gre_parse_result r;
+	enum lr why = LR_MALFORMED;
+	int prio = LOG_DEBUG;
+	char ip[INET_ADDRSTRLEN];
+
+	e->st.rx_datagrams++;
+	if (flags & MSG_TRUNC) {
+		reason = "datagram too long";
+		goto drop;
+	}
+	if ((r = gre_packet_parse_ip(p, len, &pkt)) != GRE_PARSE_OK) {
+		reason = gre_packet_strerror(r);
+		goto drop;
+	}
+	c = e->calls[pkt.call_id];
+	if (!c) {
+		reason = "no such call";
+		why = LR_UNKNOWN_CALL;
+		goto drop;
+	}
+	if (pkt.src.s_addr != c->peer.s_addr) {
+		c->st.rx_wrong_source++;
+		reason = "packet from a wrong source address";
+		why = LR_WRONG_SOURCE;
+		prio = LOG_NOTICE;
+		goto drop;
+	}
+	if (c->dead)
+		return;
+	call_touch(c);
+	if (pkt.has_ack)
+		call_ack_in(c, pkt.ack);
+	if (pkt.has_seq)
+		call_data_in(c, &pkt, now);
+	return;
+
+drop:
+	if (!c) {
+		if (why == LR_MALFORMED)
+			e->st.rx_malformed++;
+		else
+			e->st.rx_unknown_call++;
+	}
+	if (!e->ops.log || !rl_allow(e, why))
+		return;
+	if (pkt.src.s_addr)
+		elog(e, prio, "from %s call %u: %s", ip_str(pkt.src, ip),
+		    pkt.call_id, reason);
+	else
+		elog(e, prio, "%s", reason);
+}
+
+/* After a batch of input or timers: write the ptys, then settle each
+ * touched call's acks and gap timer, then send what was queued. */
+static void batch_end(struct gre_engine *e)
+{
+	struct gre_call *c, *next;
+
+	stage_flush(e);
+	for (c = e->touched; c; c = next) {
+		next = c->touched_next;
+		c->touched = 0;
+		c->touched_next = NULL;
+		if (c->dead)
+			continue;
+		if (c->rx.ack_pending && c->rx_unacked >= c->ack_threshold)
+			call_send_ack(c);
+		else if (c->rx.ack_pending && !tnode_armed(&c->ack_timer))
+			tnode_arm(&e->ack_timers, &c->ack_timer,
+			    e->now + GRE_ACK_DELAY_MS);
+		if (c->rx.held)
+			tnode_arm(&e->gap_timers, &c->gap_timer,
+			    seq_rx_deadline(&c->rx));
+		else
+			tnode_disarm(&c->gap_timer);
+	}
+	e->touched = NULL;
+	tx_flush(e);
+}
+
+void gre_engine_input(struct gre_engine *e, uint64_t now_ms)
+{
+	e->now = now_ms;
+	for (int b = 0; b < GRE_RX_BUDGET; b++) {
+		int n = recvmmsg(e->fd, e->rx_msg, GRE_RX_BATCH, MSG_DONTWAIT, NULL);
+
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR) {
+				e->st.rx_errors++;
+				if (rl_allow(e, LR_RECV))
+					elog(e, LOG_WARNING, "recvmmsg: %s",
+					    strerror(errno));
+			}
+			break;
+		}
+		e->st.rx_batches++;
+		for (int i = 0; i < n; i++)
+			rx_datagram(e, e->rx_buf[i], e->rx_msg[i].msg_len,
+			    e->rx_msg[i].msg_hdr.msg_flags, now_ms);
+		if (n < GRE_RX_BATCH)
+			break;
+	}
+	batch_end(e);
+}
+
+/* ---- timers ---- */
+
+void gre_engine_timers(struct gre_engine *e, uint64_t now_ms)
+{
+	struct tnode *n;
+
+	e->now = now_ms;
+	while ((n = tlist_due(&e->ack_timers, now_ms)) != NULL) {
+		tnode_disarm(n);
+		if (!n->call->dead && n->call->rx.ack_pending)
+			call_send_ack(n->call);
+	}
+	while ((n = tlist_due(&e->gap_timers, now_ms)) != NULL) {
+		struct gre_call *c = n->call;
+
+		tnode_disarm(n);
+		while (seq_rx_expire(&c->rx, now_ms))
+			call_drain(c);
+		call_touch(c);
+	}
+	batch_end(e);
+}
+
+uint64_t gre_engine_next_deadline(const struct gre_engine *e)
+{
+	const struct tnode *a = e->ack_timers.next, *g = e->gap_timers.next;
+	uint64_t t = 0;
+
+	if (a != &e->ack_timers)
+		t = a->at;
+	if (g != &e->gap_timers && (!t || g->at < t))
+		t = g->at;
+	return t;
+}
+
+/* ---- pty input ---- */
+
+static void framing_log(struct gre_call *c, const struct hdlc_decoder *old)
+{
+	const struct hdlc_decoder *d = &c->dec;
+
+	if (d->bad_fcs != old->bad_fcs || d->too_long != old->too_long ||
+	    d->runts != old->runts)
+		call_log(c, LR_PTY_FRAMING, LOG_NOTICE,
+		    "bad frame from pppd dropped");
+}
+
+void gre_call_pty_input(struct gre_call *c, uint64_t now_ms)
+{
+	struct gre_engine *e = c->e;
+	struct hdlc_decoder before;
+
+	e->now = now_ms;
+	for (int i = 0; i < GRE_PTY_READS && !c->dead; i++) {
+		ssize_t n = read(c->pty_fd, e->rdbuf, sizeof(e->rdbuf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			/* EIO is how a pty master sees the slave closed */
+			pty_dead(c, n < 0 ? errno : 0);
+			break;
+		}
+		e->st.pty_reads++;
+		before.bad_fcs = c->dec.bad_fcs;
+		before.too_long = c->dec.too_long;
+		before.runts = c->dec.runts;
+		hdlc_decode(&c->dec, e->rdbuf, (size_t)n, pty_frame, c);
+		framing_log(c, &before);
+		if ((size_t)n < sizeof(e->rdbuf))
+			break;
+	}
+	tx_flush(e);
+}
+
+void gre_call_pty_output(struct gre_call *c)
+{
+	ssize_t w;
+
+	if (c->dead || !c->bl_len) {
+		want_write(c, 0);
+		return;
+	}
+	do
+		w = write(c->pty_fd, c->backlog + c->bl_off, c->bl_len);
+	while (w < 0 && errno == EINTR);
+	if (w < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			pty_dead(c, errno);
+		return;
+	}
+	c->e->st.pty_writes++;
+	c->bl_off += (size_t)w;
+	c->bl_len -= (size_t)w;
+	if (c->bl_len)
+		return;
+	/* drained: give the memory back, back-pressure is the exception */
+	free(c->backlog);
+	c->backlog = NULL;
+	c->bl_off = 0;
+	want_write(c, 0);
+}
+
+/* ---- engine and calls ---- */
+
+static void rx_setup(struct gre_engine *e)
+{
+	for (int i = 0; i < GRE_RX_BATCH; i++) {
+		e->rx_iov[i] = (struct iovec){ e->rx_buf[i], GRE_RX_BUFSZ };
+		e->rx_msg[i].msg_hdr.msg_iov = &e->rx_iov[i];
+		e->rx_msg[i].msg_hdr.msg_iovlen = 1;
+	}
+	for (int i = 0; i < GRE_TX_BATCH; i++) {
+		e->tx_iov[i].iov_base = e->tx[i].buf;
+		e->tx_msg[i].msg_hdr.msg_iov = &e->tx_iov[i];
+		e->tx_msg[i].msg_hdr.msg_iovlen = 1;
+		e->tx_msg[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
+	}
+}
+
+struct gre_engine *gre_engine_new_fd(int fd, const struct gre_ops *ops, void *arg)
+{
+	struct gre_engine *e;
+	int fl;
+
+	if (fd < 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(e = calloc(1, sizeof(*e)))) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->fd = fd;
+	if (ops)
+		e->ops = *ops;
+	e->arg = arg;
+	tlist_init(&e->ack_timers);
+	tlist_init(&e->gap_timers);
+	rx_setup(e);
+	return e;
+}
+
+/* Big socket buffers absorb bursts between two event-loop turns; as root
+ * the FORCE variants pass the sysctl ceilings. */
+static void sock_buffers(int fd)
+{
+	int sz = GRE_SOCK_BUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+}
+
+struct gre_engine *gre_engine_new(struct in_addr bind_addr,
+    const struct gre_ops *ops, void *arg)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr = bind_addr };
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    IPPROTO_GRE);
+	int err;
+
+	if (fd < 0)
+		return NULL;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	sock_buffers(fd);
+	return gre_engine_new_fd(fd, ops, arg);
+}
+
+void gre_engine_free(struct gre_engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < GRE_CALL_IDS; i++)
+		if (e->calls[i])
+			gre_call_free(e->calls[i]);
+	close(e->fd);
+	free(e);
+}
+
+int gre_engine_fd(const struct gre_engine *e)
+{
+	return e->fd;
+}
+
+int gre_engine_has_call(const struct gre_engine *e, uint16_t local_id)
+{
+	return e->calls[local_id] != NULL;
+}
+
+void gre_engine_stats(const struct gre_engine *e, struct gre_engine_stats *st)
+{
+	*st = e->st;
+}
+
+struct gre_call *gre_call_new(struct gre_engine *e, uint16_t local_id,
+    uint16_t peer_id, struct in_addr peer, int pty_fd, void *call_arg)
+{
+	struct gre_call *c;
+	int fl;
+
+	if (!e || pty_fd < 0 || (fl = fcntl(pty_fd, F_GETFL)) < 0 ||
+	    fcntl(pty_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (e->calls[local_id]) {
+		errno = EEXIST;
+		return NULL;
+	}
+	if (!(c = calloc(1, sizeof(*c)))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->e = e;
+	c->local_id = local_id;
+	c->peer_id = peer_id;
+	c->peer = peer;
+	c->peer_sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr = peer };
+	c->pty_fd = pty_fd;
+	c->arg = call_arg;
+	c->send_accm = c->recv_accm = 0xffffffff;
+	c->peer_window = GRE_RECV_WINDOW_DFLT;
+	c->ack_threshold = GRE_RECV_WINDOW_DFLT / 2;
+	c->chain_head = c->chain_tail = GRE_NO_FRAME;
+	c->ack_timer.call = c->gap_timer.call = c;
+	seq_rx_init(&c->rx);
+	hdlc_decoder_init(&c->dec);
+	e->calls[local_id] = c;
+	e->st.calls++;
+	return c;
+}
+
+void gre_call_free(struct gre_call *c)
+{
+	struct gre_engine *e;
+
+	if (!c)
+		return;
+	e = c->e;
+	/* defensive: a free from inside a callback during a batch */
+	if (c->touched) {
+		struct gre_call **pp = &e->touched;
+
+		while (*pp != c)
+			pp = &(*pp)->touched_next;
+		*pp = c->touched_next;
+		c->chain_head = GRE_NO_FRAME;
+	}
+	for (unsigned i = 0; i < e->ntx; i++)
+		if (e->tx[i].call == c)
+			tx_flush(e);    /* flush before the call's address goes */
+	tnode_disarm(&c->ack_timer);
+	tnode_disarm(&c->gap_timer);
+	e->calls[c->local_id] = NULL;
+	e->st.calls--;
+	seq_rx_free(&c->rx);
+	free(c->backlog);
+	free(c);
+}
+
+void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_accm)
+{
+	c->send_accm = send_accm;
+	c->recv_accm = recv_accm;
+}
+
+void gre_call_set_window(struct gre_call *c, uint16_t peer_window)
+{
+	c->peer_window = peer_window;
+}
+
+void gre_call_set_recv_window(struct gre_call *c, uint16_t our_window)
+{
+	c->ack_threshold = our_window > 1 ? our_window / 2 : 1;
+}
+
+void gre_call_stats(const struct gre_call *c, struct gre_stats *st)
+{
+	*st = c->st;
+	st->rx_duplicates = c->rx.duplicates;
+	st->rx_stale = c->rx.stale;
+	st->rx_too_far = c->rx.too_far;
+	st->rx_reordered = c->rx.reordered;
+	st->rx_lost = c->rx.lost;
+	st->rx_resyncs = c->rx.resyncs;
+	st->rx_no_room = c->rx.no_room;
+	st->rx_bad_fcs = c->dec.bad_fcs;
+	st->rx_runts = c->dec.runts;
+	st->rx_too_long = c->dec.too_long;
+	st->rx_aborts = c->dec.aborts;
+	st->tx_unacked = c->peer_acked ? c->tx_seq - 1 - c->peer_ack :
+	    c->tx_seq;
+	st->pty_backlog = (uint32_t)c->bl_len;
+}
