@@ -1,0 +1,598 @@
+/*
+ * pptpd-policy.c -- pppd plugin for pptpd: per-peer MPPE policy, session
+ * reports to pptpd, and wtmp records.
+ *
+ * Built against pppd 2.4.9's plugin API (Debian's ppp-dev).  Options:
+ *
+ *   pptpd-peers FILE    per-peer MPPE policy (pptpd-peers(5)); loaded and
+ *                       checked when the option is parsed: an error makes
+ *                       pppd exit before the link is set up
+ *   pptpd-client ADDR   the client's real (outer) address; if not given,
+ *                       pppd's remotenumber, then ipparam, are used
+ *   pptpd-report PATH   UNIX datagram socket of pptpd for session reports
+ *                       (report.h is the contract)
+ *   pptpd-call ID       session key copied into every report
+ *   pptpd-logwtmp       write wtmp records at IP up/down (line = ppp
+ *                       interface, user = authenticated name, host = client)
+ *
+ * How the policy is enforced (pppd 2.4.9 facts):
+ *
+ * - CCP is opened only after the peer has authenticated, in
+ *   start_networks(), right after new_phase(PHASE_NETWORK).  Our phase
+ *   notifier runs there, so setting ccp_wantoptions[0].mppe /
+ *   ccp_allowoptions[0].mppe at that moment decides what ccp_resetci()
+ *   (called from ccp_open) will negotiate for this peer.
+ * - pppd 2.4.9 knows only "MPPE required" (wantoptions.mppe != 0: request
+ *   it, refuse a peer that rejects it, hold IPCP until CCP is up) and "no
+ *   MPPE" (both zero: reject a peer's MPPE request; a peer that requires it
+ *   gives up).  require-128/require/deny map onto these directly.
+ * - "allow" (MPPE if the client wants it, plaintext otherwise) does not
+ *   exist in pppd 2.4.9.  We start as "required" and watch the client's CCP
+ *   packets with snoop_recv_hook (called before pppd dispatches a received
+ *   packet): a client Configure-Request without the MPPE option, or a
+ *   Configure-Reject of our MPPE option, means the client does not do MPPE.
+ *   Then we drop MPPE from want/got/allow options, remove the MPPE option
+ *   from that Configure-Reject before ccp_input sees it (otherwise
+ *   ccp_rejci would close the link), and start IP with continue_networks()
+ *   because start_networks() held it back for CCP.  When the client asks
+ *   for MPPE, pppd's normal "required" path encrypts both directions.
+ * - Stateful mode: the per-peer mode sets pppd's refuse_mppe_stateful,
+ *   found through CCP's own option table ("mppe-stateful").
+ * - Keys come from pppd's own MS-CHAPv2 code; we do not replace any
+ *   authentication hook.
+ */
+#include <pppd/pppd.h>
+#include <pppd/fsm.h>
+#include <pppd/ccp.h>
+#include <pppd/ipcp.h>
+#include <pppd/lcp.h>
+#include <pppd/mppe.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+
+#include "peers.h"
+#include "report.h"
+
+#define PLUGIN "pptpd-policy"
+
+#ifndef PPP_CCP
+#define PPP_CCP 0x80fd
+#endif
+#define CCP_CI_MPPE 18
+#define CCP_CI_MPPE_LEN 6
+#define CCP_CONFREQ 1
+#define CCP_CONFREJ 4
+
+/* Only these two are exported (the Makefile builds with
+ * -fvisibility=hidden): nothing of ours can clash with pppd or another
+ * plugin. */
+#define PLUGIN_EXPORT __attribute__((visibility("default")))
+
+PLUGIN_EXPORT char pppd_version[] = VERSION;
+
+/* ---- options ---- */
+
+static struct peers *peers;
+static char *peers_path;
+static char *opt_client;
+static char *opt_report;
+static char *opt_call;
+static bool opt_logwtmp;
+
+static int set_peers(char **argv);
+static int set_report(char **argv);
+
+#define PLUGIN_OPT(n, t, a, d, f) \
+	{ .name = (n), .type = (t), .addr = (a), .description = (d), \
+	  .flags = (f) }
+
+static option_t plugin_options[] = {
+	PLUGIN_OPT("pptpd-peers", o_special, (void *)set_peers,
+	    "pptpd per-peer MPPE policy file", OPT_PRIV),
+	PLUGIN_OPT("pptpd-client", o_string, &opt_client,
+	    "pptpd: the client's real address", OPT_PRIV),
+	PLUGIN_OPT("pptpd-report", o_special, (void *)set_report,
+	    "pptpd: UNIX datagram socket for session reports", OPT_PRIV),
+	PLUGIN_OPT("pptpd-call", o_string, &opt_call,
+	    "pptpd: session key for reports", OPT_PRIV),
+	PLUGIN_OPT("pptpd-logwtmp", o_bool, &opt_logwtmp,
+	    "pptpd: write wtmp records for sessions", OPT_PRIV | 1),
+	{ .name = NULL }
+};
+
+static int
+set_peers(char **argv)
+{
+	char err[PEERS_ERR_MAX];
+	struct peers *p;
+
+	if (peers_load(*argv, &p, err, sizeof(err)) < 0) {
+		/* pppd prints this and exits: no session with a broken
+		 * policy file. */
+		option_error(PLUGIN ": %s", err);
+		return 0;
+	}
+	peers_free(peers);
+	peers = p;
+	free(peers_path);
+	peers_path = strdup(*argv);
+	if (peers_path == NULL)
+		novm("pptpd-peers path");
+	return 1;
+}
+
+static int
+set_report(char **argv)
+{
+	if (strlen(*argv) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		option_error(PLUGIN ": pptpd-report path too long: %s", *argv);
+		return 0;
+	}
+	free(opt_report);
+	opt_report = strdup(*argv);
+	if (opt_report == NULL)
+		novm("pptpd-report path");
+	return 1;
+}
+
+/* ---- per-session state (one pppd = one session) ---- */
+
+enum allow_state {
+	ALLOW_OFF = 0,  /* policy is not "allow", or already settled */
+	ALLOW_PENDING,  /* MPPE offered, the client's stance unknown */
+	ALLOW_PLAIN,    /* client does no MPPE: running without it */
+};
+
+static bool *refuse_stateful;      /* pppd's refuse_mppe_stateful */
+static int defaults_saved;
+static ccp_options def_want, def_allow;
+static bool def_refuse_stateful;
+static int modified;               /* we changed pppd's CCP options */
+
+static const struct peers_rule *rule;
+static enum peers_policy policy;   /* PEERS_POLICY_NONE: pppd's options */
+static char rule_src[300];         /* "FILE:LINE" or "default" */
+static enum allow_state allow_state;
+static ccp_options allow_saved;    /* allowoptions before MPPE took over */
+static int networks_started;       /* we called continue_networks */
+static int told_denied;
+static char client[64];            /* client address text */
+static int auth_reported, up_reported, down_reported, wtmp_in;
+
+static void (*prev_snoop_recv)(unsigned char *p, int len);
+
+/* ---- report channel ---- */
+
+static int report_fd = -1;
+
+static void
+report_common(struct report_builder *b)
+{
+	report_add(b, "call", opt_call ? opt_call : "");
+	report_add_u64(b, "pid", (uint64_t)getpid());
+	report_add(b, "user", peer_authname);
+	report_add(b, "client", client);
+}
+
+static void
+report_send(struct report_builder *b)
+{
+	struct sockaddr_un sa;
+	int n;
+
+	if (opt_report == NULL)
+		return;
+	n = report_end(b);
+	if (n < 0) {
+		warn(PLUGIN ": report too long, not sent");
+		return;
+	}
+	if (report_fd < 0) {
+		report_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC |
+		    SOCK_NONBLOCK, 0);
+		if (report_fd < 0) {
+			warn(PLUGIN ": report socket: %m");
+			return;
+		}
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strncpy(sa.sun_path, opt_report, sizeof(sa.sun_path) - 1);
+	if (sendto(report_fd, b->buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL,
+	    (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		warn(PLUGIN ": report to %s: %m", opt_report);
+}
+
+/* ---- helpers ---- */
+
+static const char *
+mppe_bits_name(int mppe)
+{
+	switch (mppe & (MPPE_OPT_40 | MPPE_OPT_128)) {
+	case MPPE_OPT_128: return "128";
+	case MPPE_OPT_40: return "40";
+	case MPPE_OPT_40 | MPPE_OPT_128: return "40,128";
+	}
+	return "none";
+}
+
+static const char *
+policy_name(void)
+{
+	return peers_policy_name(policy);
+}
+
+/* The client's address: pptpd-client, else remotenumber, else ipparam. */
+static void
+find_client(void)
+{
+	const char *c = NULL;
+
+	if (opt_client && *opt_client)
+		c = opt_client;
+	else if (remote_number[0])
+		c = remote_number;
+	else if (ipparam && *ipparam)
+		c = ipparam;
+	strlcpy(client, c ? c : "", sizeof(client));
+}
+
+static void
+save_defaults(void)
+{
+	if (defaults_saved)
+		return;
+	def_want = ccp_wantoptions[0];
+	def_allow = ccp_allowoptions[0];
+	if (refuse_stateful)
+		def_refuse_stateful = *refuse_stateful;
+	defaults_saved = 1;
+}
+
+static void
+restore_defaults(void)
+{
+	if (!modified)
+		return;
+	ccp_wantoptions[0] = def_want;
+	ccp_allowoptions[0] = def_allow;
+	if (refuse_stateful)
+		*refuse_stateful = def_refuse_stateful;
+	modified = 0;
+}
+
+static void
+reset_session(void)
+{
+	restore_defaults();
+	rule = NULL;
+	policy = PEERS_POLICY_NONE;
+	strlcpy(rule_src, "default", sizeof(rule_src));
+	allow_state = ALLOW_OFF;
+	networks_started = 0;
+	told_denied = 0;
+	auth_reported = up_reported = down_reported = 0;
+}
+
+/* ---- the decision, before CCP opens ---- */
+
+static void
+decide(void)
+{
+	struct report_builder b;
+	ccp_options *want = &ccp_wantoptions[0], *allow = &ccp_allowoptions[0];
+	const char *who = peer_authname[0] ? peer_authname : "(no name)";
+
+	find_client();
+	rule = peers ? peers_match(peers, peer_authname, client) : NULL;
+	if (rule == NULL) {
+		policy = PEERS_POLICY_NONE;
+		strlcpy(rule_src, "default", sizeof(rule_src));
+		info(PLUGIN ": %q from %s: no rule, pppd's options apply "
+		    "(MPPE %s)", who, client[0] ? client : "?",
+		    want->mppe ? "required" : "off");
+	} else {
+		policy = rule->policy;
+		slprintf(rule_src, sizeof(rule_src), "%s:%u", peers->file,
+		    rule->line);
+		allow_saved = *allow;
+		modified = 1;
+		switch (policy) {
+		case PEERS_REQUIRE_128:
+			want->mppe = MPPE_OPT_128;
+			allow->mppe = MPPE_OPT_128;
+			break;
+		case PEERS_REQUIRE:
+		case PEERS_ALLOW:
+			want->mppe = MPPE_OPT_128 | MPPE_OPT_40;
+			allow->mppe = MPPE_OPT_128 | MPPE_OPT_40;
+			break;
+		case PEERS_DENY:
+		case PEERS_POLICY_NONE:
+			want->mppe = 0;
+			allow->mppe = 0;
+			break;
+		}
+		if (refuse_stateful && rule->mode == PEERS_STATELESS)
+			*refuse_stateful = 1;
+		else if (refuse_stateful && rule->mode == PEERS_STATEFUL)
+			*refuse_stateful = 0;
+		if (policy == PEERS_ALLOW)
+			allow_state = ALLOW_PENDING;
+		notice(PLUGIN ": %q from %s: MPPE %s%s%s (%s)", who,
+		    client[0] ? client : "?", policy_name(),
+		    rule->mode ? " " : "",
+		    rule->mode ? peers_mode_name(rule->mode) : "", rule_src);
+		if (want->mppe && !ccp_protent.enabled_flag) {
+			/* noccp: pppd would never negotiate MPPE and IP would
+			 * run in the clear. */
+			error(PLUGIN ": MPPE %s for %q but CCP is disabled "
+			    "(noccp): refusing the session", policy_name(), who);
+			lcp_close(0, "MPPE required by policy but CCP disabled");
+		}
+	}
+
+	report_begin(&b, "auth");
+	report_common(&b);
+	report_add(&b, "policy", policy_name());
+	report_add(&b, "rule", rule_src);
+	report_add(&b, "mppe_want", mppe_bits_name(want->mppe));
+	report_add(&b, "stateful", refuse_stateful && !*refuse_stateful ?
+	    "1" : "0");
+	report_send(&b);
+	auth_reported = 1;
+}
+
+/* ---- watching the client's CCP packets ("allow", and clear logs) ---- */
+
+/* Find the MPPE option in a CCP option list; its offset or -1. */
+static int
+find_mppe(const unsigned char *o, int len)
+{
+	int off = 0;
+
+	while (len - off >= 2) {
+		int t = o[off], l = o[off + 1];
+		if (l < 2 || l > len - off)
+			return -1;
+		if (t == CCP_CI_MPPE && l == CCP_CI_MPPE_LEN)
+			return off;
+		off += l;
+	}
+	return -1;
+}
+
+static void
+fall_back(const char *why)
+{
+	const char *who = peer_authname[0] ? peer_authname : "(no name)";
+	ccp_options *allow = &ccp_allowoptions[0];
+
+	allow_state = ALLOW_PLAIN;
+	ccp_wantoptions[0].mppe = 0;
+	ccp_gotoptions[0].mppe = 0;
+	/* The compressors pppd's options allowed, without MPPE. */
+	*allow = allow_saved;
+	allow->mppe = 0;
+	notice(PLUGIN ": %q: %s; policy allow (%s): continuing without MPPE",
+	    who, why, rule_src);
+	/* start_networks() held IP back waiting for CCP with MPPE. */
+	if (!networks_started && lcp_fsm[0].state == OPENED &&
+	    phase == PHASE_NETWORK) {
+		networks_started = 1;
+		continue_networks(0);
+	}
+}
+
+static void
+snoop_recv(unsigned char *p, int len)
+{
+	int proto, code, clen, off;
+	unsigned char *opts;
+
+	if (len >= 8 && policy != PEERS_POLICY_NONE) {
+		proto = p[2] << 8 | p[3];
+		code = p[4];
+		clen = p[6] << 8 | p[7];
+		if (proto != PPP_CCP || clen < 4 || clen > len - 4)
+			goto out;
+		opts = p + 8;
+		off = find_mppe(opts, clen - 4);
+		if (code == CCP_CONFREQ) {
+			if (allow_state == ALLOW_PENDING) {
+				if (off >= 0) {
+					allow_state = ALLOW_OFF;
+					info(PLUGIN ": client asks for MPPE: "
+					    "encrypting (policy allow, %s)",
+					    rule_src);
+				} else
+					fall_back("client's CCP request has "
+					    "no MPPE");
+			} else if (policy == PEERS_DENY && off >= 0 &&
+			    !told_denied) {
+				told_denied = 1;
+				notice(PLUGIN ": client asks for MPPE, denied "
+				    "by %s: it will disconnect if it "
+				    "requires MPPE", rule_src);
+			}
+		} else if (code == CCP_CONFREJ && off >= 0) {
+			if (allow_state == ALLOW_PENDING)
+				fall_back("client rejected MPPE");
+			if (allow_state == ALLOW_PLAIN &&
+			    !ccp_gotoptions[0].mppe) {
+				/* We no longer ask for MPPE: take it out of
+				 * the reject so ccp_rejci accepts the rest. */
+				memmove(opts + off, opts + off + CCP_CI_MPPE_LEN,
+				    (size_t)(clen - 4 - off - CCP_CI_MPPE_LEN));
+				clen -= CCP_CI_MPPE_LEN;
+				p[6] = (unsigned char)(clen >> 8);
+				p[7] = (unsigned char)clen;
+			} else if (policy == PEERS_REQUIRE ||
+			    policy == PEERS_REQUIRE_128) {
+				error(PLUGIN ": client refused MPPE, which %s "
+				    "requires (policy %s): disconnecting",
+				    rule_src, policy_name());
+			}
+		}
+	}
+out:
+	if (prev_snoop_recv)
+		prev_snoop_recv(p, len);
+}
+
+/* ---- notifiers ---- */
+
+static void
+on_phase(void *arg, int ph)
+{
+	(void)arg;
+	save_defaults();
+	switch (ph) {
+	case PHASE_ESTABLISH:
+		/* A new link (pppd may run several with `persist`). */
+		reset_session();
+		break;
+	case PHASE_NETWORK:
+		if (!auth_reported)
+			decide();
+		break;
+	}
+}
+
+static void
+on_ip_up(void *arg, int unused)
+{
+	struct report_builder b;
+	int mppe = 0, stateless = 1;
+	char local[INET_ADDRSTRLEN], remote[INET_ADDRSTRLEN];
+	struct in_addr a;
+
+	(void)arg;
+	(void)unused;
+	if (ccp_fsm[0].state == OPENED) {
+		mppe = ccp_gotoptions[0].mppe;
+		if (mppe & MPPE_OPT_STATEFUL)
+			stateless = 0;
+	}
+	a.s_addr = ipcp_gotoptions[0].ouraddr;
+	inet_ntop(AF_INET, &a, local, sizeof(local));
+	a.s_addr = ipcp_hisoptions[0].hisaddr;
+	inet_ntop(AF_INET, &a, remote, sizeof(remote));
+
+	report_begin(&b, "up");
+	report_common(&b);
+	report_add(&b, "ifname", ifname);
+	report_add(&b, "local", local);
+	report_add(&b, "ip", remote);
+	report_add(&b, "mppe", mppe_bits_name(mppe));
+	report_add(&b, "stateless", stateless ? "1" : "0");
+	report_add(&b, "policy", policy_name());
+	report_send(&b);
+	up_reported = 1;
+	down_reported = 0;
+
+	if (opt_logwtmp) {
+		logwtmp(ifname, peer_authname, client);
+		wtmp_in = 1;
+	}
+}
+
+static void
+report_down(void)
+{
+	struct report_builder b;
+	char remote[INET_ADDRSTRLEN];
+	struct in_addr a;
+
+	a.s_addr = ipcp_hisoptions[0].hisaddr;
+	inet_ntop(AF_INET, &a, remote, sizeof(remote));
+	report_begin(&b, "down");
+	report_common(&b);
+	report_add(&b, "ifname", ifname);
+	report_add(&b, "ip", remote);
+	report_add_u64(&b, "rx_bytes", link_stats_valid ? link_stats.bytes_in : 0);
+	report_add_u64(&b, "tx_bytes", link_stats_valid ? link_stats.bytes_out : 0);
+	report_add_u64(&b, "rx_packets", link_stats_valid ? link_stats.pkts_in : 0);
+	report_add_u64(&b, "tx_packets", link_stats_valid ? link_stats.pkts_out : 0);
+	report_add_u64(&b, "duration", link_stats_valid ? link_connect_time : 0);
+	report_send(&b);
+	down_reported = 1;
+}
+
+static void
+on_ip_down(void *arg, int unused)
+{
+	(void)arg;
+	(void)unused;
+	/* ipcp_down() called update_link_stats() just before notifying. */
+	if (up_reported && !down_reported)
+		report_down();
+	if (wtmp_in) {
+		logwtmp(ifname, "", "");
+		wtmp_in = 0;
+	}
+}
+
+static void
+on_exit_notify(void *arg, int st)
+{
+	struct report_builder b;
+
+	(void)arg;
+	if (client[0] == '\0')
+		find_client();
+	if (up_reported && !down_reported)
+		report_down();
+	if (wtmp_in) {
+		logwtmp(ifname, "", "");
+		wtmp_in = 0;
+	}
+	report_begin(&b, "exit");
+	report_common(&b);
+	report_add_u64(&b, "status", (uint64_t)(st < 0 ? 0 : st));
+	report_add(&b, "reason", report_status_name(st));
+	report_add(&b, "up", up_reported ? "1" : "0");
+	report_send(&b);
+}
+
+/* ---- init ---- */
+
+/* pppd checks our pppd_version[] before calling us; we also check that its
+ * CCP layer looks like the one we were built against, since we write into
+ * its option structures. */
+static bool *
+find_refuse_stateful(void)
+{
+	option_t *o;
+
+	if (ccp_protent.protocol != PPP_CCP || ccp_protent.options == NULL)
+		return NULL;
+	for (o = ccp_protent.options; o->name != NULL; o++)
+		if (strcmp(o->name, "mppe-stateful") == 0 && o->type == o_bool)
+			return (bool *)o->addr;
+	return NULL;
+}
+
+PLUGIN_EXPORT void
+plugin_init(void)
+{
+	refuse_stateful = find_refuse_stateful();
+	if (refuse_stateful == NULL)
+		fatal(PLUGIN ": this pppd's CCP has no MPPE support or is not "
+		    "pppd %s (the version this plugin was built for)", VERSION);
+	add_options(plugin_options);
+	add_notifier(&phasechange, on_phase, NULL);
+	add_notifier(&ip_up_notifier, on_ip_up, NULL);
+	add_notifier(&ip_down_notifier, on_ip_down, NULL);
+	add_notifier(&exitnotify, on_exit_notify, NULL);
+	prev_snoop_recv = snoop_recv_hook;
+	snoop_recv_hook = snoop_recv;
+	strlcpy(rule_src, "default", sizeof(rule_src));
+	info(PLUGIN ": plugin for pppd %s loaded", VERSION);
+}

@@ -1,0 +1,634 @@
+/*
+ * test-harness.c -- exercise the real pptpd-policy.so outside pppd.
+ *
+ * This host may have no PPP in its kernel, so pppd cannot run a session.
+ * Instead this program plays pppd: it defines the pppd globals and
+ * functions the plugin uses (with pppd 2.4.9's own headers, so the types
+ * are the real ones), dlopen()s the plugin, feeds it options, phase
+ * changes and CCP packets the way pppd 2.4.9 would, and checks what the
+ * plugin did to the CCP options, the packets, the log and the report
+ * socket.  What pppd itself then does with those options is covered by the
+ * VM end-to-end test (tests/e2e/test_plugin_policy.sh).
+ *
+ *   test-harness PLUGIN.so
+ */
+#include <pppd/pppd.h>
+#include <pppd/fsm.h>
+#include <pppd/ccp.h>
+#include <pppd/ipcp.h>
+#include <pppd/lcp.h>
+#include <pppd/mppe.h>
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "report.h"
+
+/* ------------------------------------------------------------------ */
+/* The fake pppd.                                                      */
+
+ccp_options ccp_wantoptions[NUM_PPP], ccp_gotoptions[NUM_PPP];
+ccp_options ccp_allowoptions[NUM_PPP], ccp_hisoptions[NUM_PPP];
+fsm ccp_fsm[NUM_PPP], lcp_fsm[NUM_PPP];
+ipcp_options ipcp_gotoptions[NUM_PPP], ipcp_hisoptions[NUM_PPP];
+bool refuse_mppe_stateful = 1;
+static option_t fake_ccp_options[] = {
+	{ .name = "require-mppe", .type = o_bool,
+	  .addr = &ccp_wantoptions[0].mppe },
+	{ .name = "mppe-stateful", .type = o_bool,
+	  .addr = &refuse_mppe_stateful },
+	{ .name = NULL },
+};
+struct protent ccp_protent = { .protocol = 0x80fd, .enabled_flag = 1,
+    .name = "CCP", .options = fake_ccp_options };
+int phase;
+char peer_authname[MAXNAMELEN];
+char remote_number[MAXNAMELEN];
+char *ipparam;
+char ifname[MAXIFNAMELEN];
+struct pppd_stats link_stats;
+int link_stats_valid;
+unsigned link_connect_time;
+struct notifier *phasechange, *ip_up_notifier, *ip_down_notifier, *exitnotify;
+void (*snoop_recv_hook)(unsigned char *p, int len);
+
+static option_t *plugin_opts;
+static char logbuf[65536];
+static int n_continue, n_lcp_close, n_wtmp;
+static char last_wtmp[3][300];
+
+static void
+logit(const char *level, const char *fmt, va_list ap)
+{
+	char f[512], line[1024];
+	const char *s;
+	size_t o = 0;
+
+	/* pppd's %q (quoted string) is %s here; %m needs errno. */
+	for (s = fmt; *s && o + 3 < sizeof(f); s++) {
+		if (s[0] == '%' && s[1] == 'q') {
+			f[o++] = '%';
+			f[o++] = 's';
+			s++;
+		} else if (s[0] == '%' && s[1] == 'm') {
+			o += (size_t)snprintf(f + o, sizeof(f) - o, "%s",
+			    strerror(errno));
+			s++;
+		} else
+			f[o++] = *s;
+	}
+	f[o] = '\0';
+	vsnprintf(line, sizeof(line), f, ap);
+	fprintf(stderr, "    [%s] %s\n", level, line);
+	strncat(logbuf, line, sizeof(logbuf) - strlen(logbuf) - 2);
+	strcat(logbuf, "\n");
+}
+
+#define LOGFN(name) \
+	void name(char *fmt, ...) \
+	{ va_list ap; va_start(ap, fmt); logit(#name, fmt, ap); va_end(ap); }
+LOGFN(dbglog)
+LOGFN(info)
+LOGFN(notice)
+LOGFN(warn)
+LOGFN(error)
+LOGFN(option_error)
+
+void
+fatal(char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	logit("fatal", fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void
+novm(char *msg)
+{
+	fprintf(stderr, "novm: %s\n", msg);
+	abort();
+}
+
+int
+slprintf(char *buf, int len, char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, (size_t)len, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+size_t
+strlcpy(char *dst, const char *src, size_t len)
+{
+	size_t n = strlen(src);
+
+	if (len) {
+		size_t c = n < len - 1 ? n : len - 1;
+		memcpy(dst, src, c);
+		dst[c] = '\0';
+	}
+	return n;
+}
+
+void
+add_options(option_t *opt)
+{
+	plugin_opts = opt;
+}
+
+void
+add_notifier(struct notifier **list, notify_func fn, void *arg)
+{
+	struct notifier *n = calloc(1, sizeof(*n));
+
+	n->func = fn;
+	n->arg = arg;
+	n->next = *list;
+	*list = n;
+}
+
+void
+notify(struct notifier *n, int val)
+{
+	for (; n; n = n->next)
+		n->func(n->arg, val);
+}
+
+void
+lcp_close(int unit, char *reason)
+{
+	(void)unit;
+	n_lcp_close++;
+	strncat(logbuf, "lcp_close: ", sizeof(logbuf) - strlen(logbuf) - 1);
+	strncat(logbuf, reason, sizeof(logbuf) - strlen(logbuf) - 2);
+	strcat(logbuf, "\n");
+}
+
+void
+continue_networks(int unit)
+{
+	(void)unit;
+	n_continue++;
+}
+
+void
+logwtmp(const char *line, const char *name, const char *host)
+{
+	n_wtmp++;
+	snprintf(last_wtmp[0], sizeof(last_wtmp[0]), "%s", line);
+	snprintf(last_wtmp[1], sizeof(last_wtmp[1]), "%s", name);
+	snprintf(last_wtmp[2], sizeof(last_wtmp[2]), "%s", host);
+}
+
+/* ------------------------------------------------------------------ */
+/* Test plumbing.                                                      */
+
+static int failures, checks;
+static int rep_fd = -1;
+static char rep_path[108];
+
+#define CHECK(cond) do { \
+	checks++; \
+	if (!(cond)) { \
+		failures++; \
+		fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+	} \
+} while (0)
+
+static option_t *
+opt(const char *name)
+{
+	option_t *o;
+
+	for (o = plugin_opts; o && o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	fprintf(stderr, "no option %s\n", name);
+	exit(2);
+}
+
+/* Apply one option the way pppd's options.c does for these types. */
+static int
+set_opt(const char *name, const char *value)
+{
+	option_t *o = opt(name);
+	char *argv[2] = { (char *)value, NULL };
+
+	switch (o->type) {
+	case o_special:
+		return ((int (*)(char **))o->addr)(argv);
+	case o_string:
+		*(char **)o->addr = strdup(value);
+		return 1;
+	case o_bool:
+		*(bool *)o->addr = (bool)(o->flags & OPT_VALUE);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void
+set_phase(int p)
+{
+	phase = p;
+	notify(phasechange, p);
+}
+
+/* What pppd's options file said: require-mppe-128 (wantoptions gets 128,
+ * allowoptions the "junk" 128), deflate/bsd as after ccp_init. */
+static void
+options_file_require_128(void)
+{
+	memset(ccp_wantoptions, 0, sizeof(ccp_wantoptions));
+	memset(ccp_allowoptions, 0, sizeof(ccp_allowoptions));
+	ccp_wantoptions[0].mppe = MPPE_OPT_128;
+	ccp_allowoptions[0].mppe = MPPE_OPT_128;
+	ccp_wantoptions[0].deflate = 1;
+	ccp_allowoptions[0].deflate = 1;
+	ccp_allowoptions[0].bsd_compress = 1;
+	refuse_mppe_stateful = 1;
+}
+
+/* ccp_open -> ccp_resetci, the part that matters here. */
+static void
+ccp_open_sim(void)
+{
+	ccp_gotoptions[0] = ccp_wantoptions[0];
+	if (ccp_gotoptions[0].mppe) {
+		ccp_allowoptions[0].mppe = ccp_gotoptions[0].mppe;
+		ccp_allowoptions[0].deflate = ccp_gotoptions[0].deflate = 0;
+		ccp_allowoptions[0].bsd_compress = 0;
+		ccp_gotoptions[0].bsd_compress = 0;
+	}
+	ccp_fsm[0].state = REQSENT;
+}
+
+/* A new session up to the point where pppd opens CCP. */
+static void
+session(const char *user, const char *client)
+{
+	set_phase(PHASE_ESTABLISH);
+	lcp_fsm[0].state = OPENED;
+	ccp_fsm[0].state = INITIAL;
+	memset(ccp_gotoptions, 0, sizeof(ccp_gotoptions));
+	snprintf(peer_authname, sizeof(peer_authname), "%s", user);
+	snprintf(remote_number, sizeof(remote_number), "%s", client);
+	n_continue = n_lcp_close = 0;
+	logbuf[0] = '\0';
+	set_phase(PHASE_AUTHENTICATE);
+	set_phase(PHASE_NETWORK);
+	ccp_open_sim();
+}
+
+/* A received CCP packet as pppd's get_input hands it to the hook:
+ * FF 03, protocol, code, id, length, options. */
+static int
+ccp_packet(unsigned char *buf, int code, const unsigned char *opts, int olen)
+{
+	int len = 4 + olen;
+
+	buf[0] = 0xff;
+	buf[1] = 0x03;
+	buf[2] = 0x80;
+	buf[3] = 0xfd;
+	buf[4] = (unsigned char)code;
+	buf[5] = 1;
+	buf[6] = (unsigned char)(len >> 8);
+	buf[7] = (unsigned char)len;
+	if (olen)
+		memcpy(buf + 8, opts, (size_t)olen);
+	return 8 + olen;
+}
+
+static const unsigned char MPPE_128_STATELESS[] = { 18, 6, 0x01, 0, 0, 0x40 };
+static const unsigned char DEFLATE[] = { 26, 4, 0x78, 0x00 };
+
+static void
+feed(int code, const unsigned char *o1, int l1, const unsigned char *o2,
+    int l2, unsigned char *out, int *outlen)
+{
+	unsigned char opts[64];
+	int n;
+
+	if (o1)
+		memcpy(opts, o1, (size_t)l1);
+	if (o2)
+		memcpy(opts + l1, o2, (size_t)l2);
+	n = ccp_packet(out, code, opts, l1 + l2);
+	snoop_recv_hook(out, n);
+	*outlen = n;
+}
+
+static int
+ccp_len(const unsigned char *pkt)
+{
+	return pkt[6] << 8 | pkt[7];
+}
+
+/* The next report datagram, parsed; NULL if none arrives. */
+static struct report_msg rmsg;
+static struct report_msg *
+next_report(void)
+{
+	char buf[REPORT_MAX_DGRAM + 1];
+	const char *why;
+	ssize_t n = recv(rep_fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n < 0)
+		return NULL;
+	fprintf(stderr, "    report: %.*s\n", (int)n, buf);
+	if (report_parse(&rmsg, buf, (size_t)n, &why) < 0) {
+		fprintf(stderr, "FAIL: bad report (%s)\n", why);
+		failures++;
+		return NULL;
+	}
+	return &rmsg;
+}
+
+static void
+drain_reports(void)
+{
+	while (next_report())
+		;
+}
+
+static int
+field_is(struct report_msg *m, const char *k, const char *v)
+{
+	const char *x = m ? report_get(m, k) : NULL;
+
+	if (x == NULL || strcmp(x, v) != 0) {
+		fprintf(stderr, "    field %s is '%s', want '%s'\n", k,
+		    x ? x : "(absent)", v);
+		return 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+
+int
+main(int argc, char **argv)
+{
+	char peers_file[] = "/tmp/pptpd-policy-test.XXXXXX";
+	const char *peers_text =
+	    "# test policy\n"
+	    "user alice require-128\n"
+	    "user bob allow\n"
+	    "user carol deny\n"
+	    "user erin require stateful\n"
+	    "address 198.18.5.0/24 deny stateless\n";
+	struct sockaddr_un sa;
+	unsigned char pkt[256];
+	int fd, n, plen;
+	void *h;
+	void (*init)(void);
+	const char *ver;
+	struct report_msg *m;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s PLUGIN.so\n", argv[0]);
+		return 2;
+	}
+	h = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
+	if (h == NULL) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		return 1;
+	}
+	ver = dlsym(h, "pppd_version");
+	init = (void (*)(void))dlsym(h, "plugin_init");
+	CHECK(ver != NULL && strcmp(ver, VERSION) == 0);
+	CHECK(init != NULL);
+	if (!init)
+		return 1;
+	init();
+	CHECK(plugin_opts != NULL);
+	CHECK(snoop_recv_hook != NULL);
+	CHECK(strstr(logbuf, "plugin for pppd " VERSION " loaded") != NULL);
+
+	/* Report socket, as pptpd binds it. */
+	snprintf(rep_path, sizeof(rep_path), "/tmp/pptpd-policy-rep.%d",
+	    (int)getpid());
+	unlink(rep_path);
+	rep_fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, rep_path);
+	CHECK(bind(rep_fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+
+	/* Options. */
+	fd = mkstemp(peers_file);
+	CHECK(fd >= 0 && write(fd, "user x alow\n", 12) == 12);
+	close(fd);
+	logbuf[0] = '\0';
+	CHECK(set_opt("pptpd-peers", peers_file) == 0);
+	CHECK(strstr(logbuf, ":1: unknown policy 'alow'") != NULL);
+	CHECK(set_opt("pptpd-peers", "/nonexistent/peers") == 0);
+	CHECK(strstr(logbuf, "/nonexistent/peers: cannot open") != NULL);
+	fd = open(peers_file, O_WRONLY | O_TRUNC);
+	CHECK(write(fd, peers_text, strlen(peers_text)) ==
+	    (ssize_t)strlen(peers_text));
+	close(fd);
+	CHECK(set_opt("pptpd-peers", peers_file) == 1);
+	CHECK(set_opt("pptpd-report", "/tmp/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxx") == 0);
+	CHECK(set_opt("pptpd-report", rep_path) == 1);
+	CHECK(set_opt("pptpd-call", "42") == 1);
+	CHECK(set_opt("pptpd-logwtmp", NULL) == 1);
+	strcpy(ifname, "ppp7");
+
+	options_file_require_128();
+
+	fprintf(stderr, "== alice: require-128, client refuses MPPE\n");
+	session("alice", "198.18.0.2");
+	CHECK(ccp_wantoptions[0].mppe == MPPE_OPT_128);
+	CHECK(ccp_allowoptions[0].mppe == MPPE_OPT_128);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "auth") == 0);
+	CHECK(field_is(m, "call", "42") && field_is(m, "user", "alice") &&
+	    field_is(m, "client", "198.18.0.2") &&
+	    field_is(m, "policy", "require-128") &&
+	    field_is(m, "mppe_want", "128") && field_is(m, "stateful", "0"));
+	CHECK(m && strstr(report_get(m, "rule"), ":2") != NULL);
+	feed(1, NULL, 0, NULL, 0, pkt, &plen);
+	feed(4, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 10); /* untouched: pppd closes the link */
+	CHECK(n_continue == 0);
+	CHECK(strstr(logbuf, "client refused MPPE, which") != NULL);
+
+	fprintf(stderr, "== bob: allow, client asks for MPPE\n");
+	session("bob", "198.18.0.3");
+	CHECK(ccp_wantoptions[0].mppe == (MPPE_OPT_128 | MPPE_OPT_40));
+	CHECK(ccp_allowoptions[0].mppe == (MPPE_OPT_128 | MPPE_OPT_40));
+	m = next_report();
+	CHECK(field_is(m, "policy", "allow") && field_is(m, "mppe_want", "40,128"));
+	feed(1, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 10);
+	CHECK(ccp_gotoptions[0].mppe != 0);
+	CHECK(n_continue == 0); /* ccp_up will start IP */
+	CHECK(strstr(logbuf, "client asks for MPPE: encrypting") != NULL);
+	/* A later reject is pppd's business again (stays "required"). */
+	feed(4, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 10);
+
+	fprintf(stderr, "== bob: allow, client's request has no MPPE\n");
+	session("bob", "198.18.0.3");
+	drain_reports();
+	feed(1, DEFLATE, 4, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 8);
+	CHECK(ccp_wantoptions[0].mppe == 0);
+	CHECK(ccp_gotoptions[0].mppe == 0);
+	CHECK(ccp_allowoptions[0].mppe == 0);
+	CHECK(ccp_allowoptions[0].deflate == 1); /* options file's compressors */
+	CHECK(n_continue == 1);
+	CHECK(strstr(logbuf, "continuing without MPPE") != NULL);
+	/* Its reject of our (old) MPPE request loses the MPPE option. */
+	feed(4, MPPE_128_STATELESS, 6, DEFLATE, 4, pkt, &plen);
+	CHECK(ccp_len(pkt) == 8);
+	CHECK(pkt[8] == 26 && pkt[9] == 4);
+	feed(4, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 4);
+	CHECK(n_continue == 1);
+
+	fprintf(stderr, "== bob: allow, client rejects MPPE first\n");
+	session("bob", "198.18.0.3");
+	drain_reports();
+	feed(4, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 4);
+	CHECK(ccp_gotoptions[0].mppe == 0 && ccp_wantoptions[0].mppe == 0);
+	CHECK(n_continue == 1);
+	/* An empty client request afterwards changes nothing. */
+	feed(1, NULL, 0, NULL, 0, pkt, &plen);
+	CHECK(n_continue == 1);
+	CHECK(n_lcp_close == 0);
+
+	fprintf(stderr, "== carol: deny (options file says require-mppe-128)\n");
+	session("carol", "198.18.0.4");
+	CHECK(ccp_wantoptions[0].mppe == 0);
+	CHECK(ccp_allowoptions[0].mppe == 0);
+	CHECK(ccp_gotoptions[0].mppe == 0);
+	m = next_report();
+	CHECK(field_is(m, "policy", "deny") && field_is(m, "mppe_want", "none"));
+	feed(1, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 10);
+	CHECK(strstr(logbuf, "client asks for MPPE, denied") != NULL);
+
+	fprintf(stderr, "== erin: require, stateful\n");
+	session("erin", "198.18.0.5");
+	CHECK(ccp_wantoptions[0].mppe == (MPPE_OPT_128 | MPPE_OPT_40));
+	CHECK(refuse_mppe_stateful == 0);
+	m = next_report();
+	CHECK(field_is(m, "stateful", "1"));
+
+	fprintf(stderr, "== dave from 198.18.5.9: address rule deny\n");
+	session("dave", "198.18.5.9");
+	CHECK(refuse_mppe_stateful == 1); /* restored, then stateless */
+	CHECK(ccp_wantoptions[0].mppe == 0);
+	m = next_report();
+	CHECK(field_is(m, "policy", "deny") && field_is(m, "user", "dave"));
+	CHECK(m && strstr(report_get(m, "rule"), ":6") != NULL);
+
+	fprintf(stderr, "== dave from 198.18.6.9: no rule, options file\n");
+	session("dave", "198.18.6.9");
+	CHECK(ccp_wantoptions[0].mppe == MPPE_OPT_128);
+	CHECK(ccp_allowoptions[0].mppe == MPPE_OPT_128);
+	CHECK(ccp_wantoptions[0].deflate == 1);
+	m = next_report();
+	CHECK(field_is(m, "policy", "default") && field_is(m, "rule", "default")
+	    && field_is(m, "mppe_want", "128"));
+	/* Policy default: packets are pppd's business. */
+	feed(4, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 10);
+
+	fprintf(stderr, "== pptpd-client wins over remotenumber\n");
+	set_opt("pptpd-client", "198.18.5.1");
+	session("dave", "203.0.113.1");
+	m = next_report();
+	CHECK(field_is(m, "client", "198.18.5.1") && field_is(m, "policy", "deny"));
+
+	fprintf(stderr, "== alice: up, down, exit reports and wtmp\n");
+	session("alice", "198.18.0.2");
+	drain_reports();
+	ccp_gotoptions[0].mppe = MPPE_OPT_128;
+	ccp_fsm[0].state = OPENED;
+	inet_pton(AF_INET, "198.19.0.1", &ipcp_gotoptions[0].ouraddr);
+	inet_pton(AF_INET, "198.19.0.10", &ipcp_hisoptions[0].hisaddr);
+	n_wtmp = 0;
+	notify(ip_up_notifier, 0);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "up") == 0);
+	CHECK(field_is(m, "call", "42") && field_is(m, "user", "alice") &&
+	    field_is(m, "ifname", "ppp7") && field_is(m, "local", "198.19.0.1")
+	    && field_is(m, "ip", "198.19.0.10") && field_is(m, "mppe", "128") &&
+	    field_is(m, "stateless", "1") && field_is(m, "policy", "require-128")
+	    && field_is(m, "client", "198.18.5.1"));
+	CHECK(n_wtmp == 1 && strcmp(last_wtmp[0], "ppp7") == 0 &&
+	    strcmp(last_wtmp[1], "alice") == 0 &&
+	    strcmp(last_wtmp[2], "198.18.5.1") == 0);
+	link_stats.bytes_in = 1000;
+	link_stats.bytes_out = 2000;
+	link_stats.pkts_in = 10;
+	link_stats.pkts_out = 20;
+	link_stats_valid = 1;
+	link_connect_time = 61;
+	notify(ip_down_notifier, 0);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "down") == 0);
+	CHECK(field_is(m, "rx_bytes", "1000") && field_is(m, "tx_bytes", "2000")
+	    && field_is(m, "rx_packets", "10") &&
+	    field_is(m, "tx_packets", "20") && field_is(m, "duration", "61") &&
+	    field_is(m, "ip", "198.19.0.10"));
+	CHECK(n_wtmp == 2 && last_wtmp[1][0] == '\0');
+	notify(exitnotify, EXIT_HANGUP);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "exit") == 0);
+	CHECK(field_is(m, "status", "16") && field_is(m, "reason", "hangup") &&
+	    field_is(m, "up", "1"));
+	CHECK(next_report() == NULL); /* no second down */
+	CHECK(n_wtmp == 2);
+
+	fprintf(stderr, "== exit while up: down first, then exit\n");
+	session("bob", "198.18.0.3");
+	drain_reports();
+	ccp_fsm[0].state = REQSENT;
+	notify(ip_up_notifier, 0);
+	m = next_report();
+	CHECK(field_is(m, "mppe", "none") && field_is(m, "stateless", "1"));
+	notify(exitnotify, EXIT_PEER_DEAD);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "down") == 0);
+	m = next_report();
+	CHECK(m && field_is(m, "reason", "peer-dead"));
+
+	fprintf(stderr, "== require with noccp: refused\n");
+	ccp_protent.enabled_flag = 0;
+	session("alice", "198.18.0.2");
+	CHECK(n_lcp_close == 1);
+	CHECK(strstr(logbuf, "CCP is disabled") != NULL);
+	ccp_protent.enabled_flag = 1;
+
+	fprintf(stderr, "== report socket gone: pppd is not blocked\n");
+	close(rep_fd);
+	unlink(rep_path);
+	logbuf[0] = '\0';
+	session("alice", "198.18.0.2");
+	CHECK(strstr(logbuf, "report to") != NULL);
+
+	unlink(peers_file);
+	n = failures;
+	printf("plugin harness: %d passed, %d failed\n", checks - n, n);
+	return n ? 1 : 0;
+}

@@ -1,0 +1,74 @@
+#!/bin/bash
+# test-load.sh -- load the plugin into the real pppd of this machine and
+# check what happens at option-parsing time (no PPP kernel needed: pppd
+# parses all options, including the plugin's, before it opens /dev/ppp).
+#
+#   test-load.sh [PLUGIN.so]
+#
+# Checks: the plugin loads and registers its options; a malformed peers file
+# or a missing one makes pppd exit with status 2 (option error) naming
+# FILE:LINE; a plugin built for another pppd version is refused by pppd.
+set -u
+so=$(realpath "${1:-./pptpd-policy.so}")
+pppd=${PPPD:-/usr/sbin/pppd}
+if [ ! -x "$pppd" ]; then
+	echo "test-load: SKIP: no $pppd"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "test-load: SKIP: pppd's plugin option needs root"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+bad() { fail=$((fail + 1)); echo "not ok - $*"; }
+
+# expect NAME RC REGEX -- pppd ARGS: run pppd, check exit status and output.
+expect() {
+	local name=$1 want_rc=$2 re=$3 out rc
+	shift 4
+	out=$("$pppd" "$@" 2>&1)
+	rc=$?
+	if [ "$rc" = "$want_rc" ] && grep -Eq -- "$re" <<<"$out"; then
+		ok "$name"
+	else
+		bad "$name (rc $rc, want $want_rc; output: $out)"
+	fi
+}
+
+printf '# test\nuser alice require-128\nuser bob allow stateful\naddress 198.18.0.0/24 deny\n' >"$tmp/good"
+printf 'user alice require-128\n\nuser bob alow\n' >"$tmp/bad"
+
+expect "loads into pppd $("$pppd" --version 2>&1 | awk '{print $3}')" 0 \
+	'pptpd-policy: plugin for pppd [0-9.]+ loaded' -- \
+	plugin "$so" --version
+expect "accepts its options with a good peers file" 0 'pppd version' -- \
+	plugin "$so" pptpd-peers "$tmp/good" pptpd-report /run/x.sock \
+	pptpd-call 7 pptpd-client 198.18.0.2 pptpd-logwtmp --version
+expect "malformed peers file: exit 2 naming file:line" 2 \
+	"pptpd-policy: $tmp/bad:3: unknown policy 'alow'" -- \
+	plugin "$so" pptpd-peers "$tmp/bad" --version
+expect "missing peers file: exit 2" 2 \
+	"pptpd-policy: $tmp/none: cannot open" -- \
+	plugin "$so" pptpd-peers "$tmp/none" --version
+expect "unknown option still rejected" 2 'unrecognized option' -- \
+	plugin "$so" pptpd-bogus --version
+
+# A copy of the plugin that claims another pppd version: pppd refuses it.
+ver=$("$pppd" --version 2>&1 | awk '{print $3}')
+python3 - "$so" "$tmp/other.so" "$ver" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+v = sys.argv[3].encode() + b'\x00'
+assert d.count(v) >= 1, 'no version string'
+other = b'9' * (len(v) - 1) + b'\x00'
+open(sys.argv[2], 'wb').write(d.replace(v, other))
+PY
+expect "plugin for another pppd version is refused" 2 \
+	"is for pppd version 9+, this is $ver" -- \
+	plugin "$tmp/other.so" --version
+
+echo "test-load: $pass passed, $fail failed"
+[ "$fail" = 0 ]
