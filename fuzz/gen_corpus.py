@@ -58,3 +58,52 @@ for name, stream in sessions.items():
                 f.write(p + stream)
             written += 1
 print("wrote %d seed files" % written)
+
+# fuzz_gre: records (see fuzz_gre.c).
+import struct  # noqa: E402
+
+
+def rec_struct(delta, unit, ms=0):
+    return bytes([ms & 0x3f]) + struct.pack("!hB", delta, unit)
+
+
+def rec_raw(pkt, ip=True, ms=0):
+    if ip:
+        total = 20 + len(pkt)
+        iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 1, 0, 64, 47, 0,
+                          bytes([198, 18, 0, 2]), bytes([198, 18, 0, 1]))
+        pkt = iph + pkt
+    return bytes([0x80 | (0x40 if ip else 0) | (ms & 0x3f)]) + \
+        struct.pack("!H", len(pkt)) + pkt
+
+
+CID = 0x4242
+lcp = bytes.fromhex("ff03c021010100140104057801040578050601020304")
+gre_seeds = {
+    "inorder": b"".join(rec_struct(1, 10) for _ in range(20)),
+    "reorder": rec_struct(1, 5) + rec_struct(2, 5) + rec_struct(-1, 5) +
+    rec_struct(3, 5) + rec_struct(-2, 5) + rec_struct(1, 5, 30),
+    "dups": rec_struct(1, 3) + rec_struct(0, 3) + rec_struct(1, 3) +
+    rec_struct(-1, 3) + rec_struct(5, 3) + rec_struct(0, 3),
+    "jump": rec_struct(1, 4) + rec_struct(1000, 4) + rec_struct(1, 4) +
+    rec_struct(1, 4),
+    "far": rec_struct(1, 4) + b"".join(rec_struct(30000 if i == 0 else 1, 4)
+                                       for i in range(9)),
+    "gap-timeout": rec_struct(1, 2) + rec_struct(3, 2) + rec_struct(1, 2) +
+    rec_struct(0, 0, 63) + rec_struct(1, 2),
+    "big": rec_struct(1, 255) + rec_struct(2, 230) + rec_struct(-1, 1),
+    "raw-data": rec_raw(w.gre(CID, lcp, seq=1)) +
+    rec_raw(w.gre(CID, lcp, seq=2, ack=7)) +
+    rec_raw(w.gre(CID, ack=9)) + rec_raw(w.gre(CID, lcp, seq=2)),
+    "raw-noip": rec_raw(w.gre(CID, lcp, seq=1), ip=False) +
+    rec_raw(w.gre(CID, lcp, seq=3, ack=1), ip=False),
+    "raw-bad": rec_raw(w.gre(CID, lcp, seq=1, length=4000)) +
+    rec_raw(w.gre(CID, lcp, seq=1, flags=0x3081 | 0x8000)) +
+    rec_raw(w.gre(CID, lcp, seq=1, proto=0x0800)) +
+    rec_raw(w.gre(0x1111, lcp, seq=1)) + rec_raw(w.gre(CID)[:6]),
+}
+os.makedirs(os.path.join(here, "corpus", "gre"), exist_ok=True)
+for name, data in gre_seeds.items():
+    with open(os.path.join(here, "corpus", "gre", "seed-" + name), "wb") as f:
+        f.write(data)
+print("wrote %d gre seeds" % len(gre_seeds))
