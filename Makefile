@@ -45,7 +45,7 @@ plugin:
 tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a $(ALL_LDFLAGS) -lcmocka
 
-unit: $(UNIT_BIN)
+unit: pptpd/pptpd $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists

@@ -43,8 +43,10 @@ call_pppd_argv(const struct conf *conf, struct in_addr local, struct in_addr rem
 	}
 	argv[argc++] = conf->speed;
 	if (remote.s_addr != INADDR_ANY) {
-		char l[INET_ADDRSTRLEN], r[INET_ADDRSTRLEN];
-		inet_ntop(AF_INET, &local, l, sizeof(l));
+		/* Without localip pppd picks its own address: ":REMOTE". */
+		char l[INET_ADDRSTRLEN] = "", r[INET_ADDRSTRLEN];
+		if (local.s_addr != INADDR_ANY)
+			inet_ntop(AF_INET, &local, l, sizeof(l));
 		inet_ntop(AF_INET, &remote, r, sizeof(r));
 		int n = snprintf(buf, buflen, "%s:%s", l, r);
 		if (n < 0 || (size_t)n >= buflen)

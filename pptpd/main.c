@@ -185,6 +185,8 @@ main(int argc, char **argv)
 	if (apply_args(&conf, &o) < 0)
 		return EXIT_CONFIG;
 	log_open("pptpd", 1, conf.debug);
+	for (size_t i = 0; i < conf.nwarnings; i++)
+		log_msg(LOG_WARNING, "%s", conf.warnings[i]);
 	signal(SIGPIPE, SIG_IGN);
 
 	struct loop *loop = loop_new();

@@ -1,0 +1,87 @@
+/* pppd's command line must be Poptop's, so options files and ip-up scripts
+ * written for Poptop see the same arguments. */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "call.h"
+#include "conf.h"
+
+static struct in_addr
+ip(const char *s)
+{
+	struct in_addr a;
+	inet_pton(AF_INET, s, &a);
+	return a;
+}
+
+static void
+join(char **argv, int argc, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strncat(out, " ", len - strlen(out) - 1);
+		strncat(out, argv[i], len - strlen(out) - 1);
+	}
+}
+
+static void
+test_argv_poptop_form(void **state)
+{
+	struct conf c;
+	char *argv[CALL_ARGV_MAX], buf[128], line[512];
+	conf_init(&c);
+	free(c.option);
+	c.option = strdup("/etc/ppp/options.pptpd");
+	int argc = call_pppd_argv(&c, ip("198.19.0.1"), ip("198.19.0.10"),
+	    ip("198.18.0.2"), argv, buf, sizeof(buf));
+	assert_int_not_equal(argc, -1);
+	assert_null(argv[argc]);
+	join(argv, argc, line, sizeof(line));
+	assert_string_equal(line, "/usr/sbin/pppd local file /etc/ppp/options.pptpd "
+	    "115200 198.19.0.1:198.19.0.10 ipparam 198.18.0.2 remotenumber 198.18.0.2");
+	conf_free(&c);
+}
+
+static void
+test_argv_noipparam_no_pool(void **state)
+{
+	struct conf c;
+	char *argv[CALL_ARGV_MAX], buf[128], line[512];
+	conf_init(&c);
+	free(c.option);
+	c.option = NULL;
+	c.noipparam = 1;
+	struct in_addr any = { .s_addr = INADDR_ANY };
+	int argc = call_pppd_argv(&c, any, any, ip("203.0.113.9"), argv, buf, sizeof(buf));
+	join(argv, argc, line, sizeof(line));
+	assert_string_equal(line, "/usr/sbin/pppd local 115200 remotenumber 203.0.113.9");
+	conf_free(&c);
+}
+
+static void
+test_argv_buffer_too_small(void **state)
+{
+	struct conf c;
+	char *argv[CALL_ARGV_MAX], buf[8];
+	conf_init(&c);
+	assert_int_equal(call_pppd_argv(&c, ip("198.19.0.1"), ip("198.19.0.10"),
+	    ip("198.18.0.2"), argv, buf, sizeof(buf)), -1);
+	conf_free(&c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_argv_poptop_form),
+		cmocka_unit_test(test_argv_noipparam_no_pool),
+		cmocka_unit_test(test_argv_buffer_too_small),
+	};
+	return cmocka_run_group_tests_name("call", tests, NULL, NULL);
+}
