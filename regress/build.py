@@ -1,0 +1,193 @@
+"""Build phase of the regression suite: one build per version, cached.
+
+A version spec is a git ref with optional build options, or `poptop`:
+
+  v0.1.0                  a tag, branch or commit, built with its defaults
+  HEAD                    the committed HEAD (uncommitted changes are NOT
+                          in it; use WORKTREE for those)
+  WORKTREE                the working tree as it is now, uncommitted and
+                          untracked (not ignored) files included
+  HEAD+cflags=-O0 -g      extra compiler flags; -O<n> in them replaces the
+                          Makefile's OPT (its default -O2), the rest goes to
+                          EXTRA_CFLAGS
+  HEAD+opt=-O1            the optimisation flags alone
+  poptop                  Debian's Poptop (/usr/sbin/pptpd), as a reference
+
+Each ref's tree is exported with `git archive` into regress/build/<key>/
+(<key> = commit, plus a hash of the make variables when there are any) and
+built there with `make pptpd/pptpd`; the user's tree, index and worktree
+list are never touched. A finished build leaves `.regress-ok`, so the next
+run with the same commit and flags reuses it.
+"""
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+
+POPTOP = "/usr/sbin/pptpd"
+POPTOP_CTRL = "/usr/sbin/pptpctrl"
+OPTION_KEYS = ("cflags", "opt")
+# Variables of the caller's environment that would change what a ref's
+# Makefile builds: never let them leak into a measured build.
+SCRUB_ENV = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "OPT",
+             "CFLAGS", "EXTRA_CFLAGS", "LDFLAGS", "SANITIZE", "GNUMAKEFLAGS")
+
+
+class BuildError(Exception):
+    pass
+
+
+def parse_spec(spec):
+    """'HEAD+cflags=-O0' -> ('HEAD', {'cflags': '-O0'})."""
+    spec = spec.strip()
+    parts = re.split(r"\+(?=(?:%s)=)" % "|".join(OPTION_KEYS), spec)
+    ref, opts = parts[0].strip(), {}
+    if not ref:
+        raise BuildError("empty ref in %r" % spec)
+    for p in parts[1:]:
+        k, v = p.split("=", 1)
+        opts[k] = v.strip()
+    return ref, opts
+
+
+def make_vars(opts):
+    """Make variables for a spec's options: {'OPT': ..., 'EXTRA_CFLAGS': ...}."""
+    out = {}
+    flags = shlex.split(opts.get("cflags", ""))
+    optflags = [f for f in flags if re.fullmatch(r"-O[0-3sgz]?|-Ofast", f)]
+    rest = [f for f in flags if f not in optflags]
+    if optflags:
+        out["OPT"] = optflags[-1]
+    if "opt" in opts:
+        out["OPT"] = opts["opt"]
+    if rest:
+        out["EXTRA_CFLAGS"] = " ".join(rest)
+    return out
+
+
+def parse_versions(text):
+    """Split VERSION=a,b,c into specs; at least two, labels made unique."""
+    specs = [s.strip() for s in text.split(",") if s.strip()]
+    if len(specs) < 2:
+        raise BuildError("VERSION needs at least two versions, e.g. "
+                         "VERSION=v0.1.0,HEAD (got %r)" % text)
+    labels = []
+    seen = {}
+    for s in specs:
+        seen[s] = seen.get(s, 0) + 1
+        labels.append(s if seen[s] == 1 else "%s#%d" % (s, seen[s]))
+    return list(zip(specs, labels))
+
+
+def file_key(label):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "v"
+
+
+def git(repo, *args, env=None, input=None):
+    p = subprocess.run(["git", "-C", repo] + list(args),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env, input=input)
+    if p.returncode != 0:
+        raise BuildError("git %s: %s" % (" ".join(args),
+                                         p.stderr.decode(errors="replace")
+                                         .strip()))
+    return p.stdout.decode().strip()
+
+
+def snapshot_worktree(repo):
+    """A commit of the working tree as it is (tracked changes and untracked,
+    not ignored, files) made with a throw-away index: the user's index,
+    stash and branches are left alone."""
+    head = git(repo, "rev-parse", "--verify", "HEAD^{commit}")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
+        git(repo, "read-tree", head, env=env)
+        git(repo, "add", "-A", ".", env=env)
+        tree = git(repo, "write-tree", env=env)
+        if tree == git(repo, "rev-parse", head + "^{tree}"):
+            return head, False
+        env.update(GIT_AUTHOR_NAME="regress", GIT_AUTHOR_EMAIL="regress@invalid",
+                   GIT_COMMITTER_NAME="regress",
+                   GIT_COMMITTER_EMAIL="regress@invalid",
+                   GIT_AUTHOR_DATE="2000-01-01T00:00:00Z",
+                   GIT_COMMITTER_DATE="2000-01-01T00:00:00Z")
+        sha = git(repo, "commit-tree", tree, "-p", head, "-m",
+                  "regress: snapshot of the working tree", env=env)
+        return sha, True
+
+
+def resolve(repo, ref):
+    if ref == "WORKTREE":
+        return snapshot_worktree(repo)
+    try:
+        return git(repo, "rev-parse", "--verify", "--quiet",
+                   ref + "^{commit}"), False
+    except BuildError:
+        raise BuildError("unknown git ref %r (a tag, branch, commit, HEAD, "
+                         "WORKTREE or poptop)" % ref) from None
+
+
+def build_one(repo, build_root, spec, label, log=print, jobs=2):
+    """Build one version; returns its plan entry (how to run its server)."""
+    ref, opts = parse_spec(spec)
+    if ref.lower() == "poptop":
+        if opts:
+            raise BuildError("poptop takes no build options (%s)" % spec)
+        for f in (POPTOP, POPTOP_CTRL):
+            if not os.access(f, os.X_OK):
+                raise BuildError("%s not found: install Debian's pptpd "
+                                 "package for the poptop reference" % f)
+        return {"label": label, "key": file_key(label), "spec": spec,
+                "kind": "poptop", "commit": None, "server": [POPTOP],
+                "build": "Debian pptpd package"}
+    sha, dirty = resolve(repo, ref)
+    mv = make_vars(opts)
+    key = sha[:12]
+    if mv:
+        key += "-" + hashlib.sha1(repr(sorted(mv.items())).encode()) \
+            .hexdigest()[:8]
+    d = os.path.join(build_root, key)
+    ok = os.path.join(d, ".regress-ok")
+    binary = os.path.join(d, "pptpd", "pptpd")
+    margs = ["%s=%s" % kv for kv in sorted(mv.items())]
+    logf = os.path.join(build_root, key + ".log")
+    if os.path.exists(ok) and os.access(binary, os.X_OK):
+        log("build: %-24s %s (cached)" % (label, key))
+    else:
+        log("build: %-24s %s%s %s" % (label, sha[:12],
+                                       " (working tree)" if dirty else "",
+                                       " ".join(margs)))
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        with open(logf, "wb") as lf:
+            arch = subprocess.Popen(["git", "-C", repo, "archive", sha],
+                                    stdout=subprocess.PIPE, stderr=lf)
+            tar = subprocess.run(["tar", "-x", "-C", d], stdin=arch.stdout,
+                                 stderr=lf)
+            arch.stdout.close()
+            if arch.wait() != 0 or tar.returncode != 0:
+                raise BuildError("%s: exporting %s failed (see %s)"
+                                 % (label, sha[:12], logf))
+            env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
+            cmd = ["make", "-C", d, "-j%d" % jobs, "pptpd/pptpd"] + margs
+            lf.write(("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
+                     .encode())
+            lf.flush()
+            p = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT,
+                               env=env, stdin=subprocess.DEVNULL)
+        if p.returncode != 0 or not os.access(binary, os.X_OK):
+            with open(logf, errors="replace") as f:
+                tail = "\n".join("    " + x for x in
+                                 f.read().splitlines()[-25:])
+            raise BuildError("%s (%s) does not build: make exited %d; "
+                             "last lines of %s:\n%s"
+                             % (label, sha[:12], p.returncode, logf, tail))
+        with open(ok, "w") as f:
+            f.write("%s %s\n" % (sha, " ".join(margs)))
+    return {"label": label, "key": file_key(label), "spec": spec,
+            "kind": "ours", "commit": sha, "dirty": dirty, "make": margs,
+            "server": [binary], "build": key}

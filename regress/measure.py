@@ -1,0 +1,725 @@
+#!/usr/bin/env python3
+"""Measurement phase of the regression suite: runs as root on a kernel with
+PPP (inside the test VM, or directly on a host that has PPP).
+
+    python3 regress/measure.py PLAN.json
+
+PLAN.json (written by regress/regress) names the versions (how to start each
+server), the streams, the rounds and the results folder. For every round and
+every version in turn (A B A B ...), one session:
+
+  1. the version's server starts in netns `srv` (198.18.0.1) with the same
+     pptpd.conf and pppd options for every version;
+  2. the real client dials in from netns `cli` (198.18.0.2): pppd with
+     pptp-linux as its pty, MS-CHAPv2 (+ MPPE-128 unless MPPE=0);
+  3. ping through the tunnel (RTT), then each stream with iperf3, bracketed
+     by snapshots of the CPU time of every server-side process (pptpd,
+     Poptop's pptpctrl, the pppd it runs);
+  4. hang up, stop the server, kill anything left in the namespaces.
+
+Results go to RESULTS/raw.json (rewritten after each session, so a run cut
+short still leaves its data) and each iperf3 report to RESULTS/iperf/.
+Exit status: 0 done, 2 a server or tunnel failed (message on stdout and in
+raw.json "error"), 3 bad plan or environment.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import streams as streamlib  # noqa: E402
+
+SRV_NS, CLI_NS = "srv", "cli"
+SRV_IP, CLI_IP = "198.18.0.1", "198.18.0.2"
+TUN_LOCAL, TUN_POOL, TUN_PEER = "198.19.0.1", "198.19.0.10-40", "198.19.0.10"
+USER, SERVER_NAME, SECRET = "regress", "pptpd", "regress-secret-1"
+IPERF_PORT = 5201
+LINKNAME = "regress"
+# Processes of the server side that are not the server: the load generator
+# and our own probes. Everything else in netns srv is the server.
+NOT_SERVER = {"iperf3", "ping", "ip", "ss", "sleep"}
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+class SessionError(Exception):
+    """A server or tunnel failure: the run ends with exit status 2."""
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def run(argv, timeout=30, check=True, ns=None):
+    if ns:
+        argv = ["ip", "netns", "exec", ns] + argv
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), p.returncode,
+                                                p.stdout.strip()[-500:]))
+    return p
+
+
+def tail(path, n=25):
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return "(no %s)" % path
+    return "\n".join("    " + x for x in lines[-n:]) or "    (empty)"
+
+
+# ----------------------------------------------------------------- syslog
+class SyslogCatcher:
+    """Inside the VM nothing listens on /dev/log, so Poptop's and pppd's
+    messages would vanish; keep them in a file for failure reports."""
+
+    def __init__(self, path, out):
+        self.sock = None
+        if os.path.exists(path):
+            return
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            s.bind(path)
+        except OSError:
+            return
+        self.sock, self.path, self.out = s, path, out
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _loop(self):
+        with open(self.out, "a", buffering=1, errors="replace") as f:
+            while True:
+                try:
+                    data = self.sock.recv(8192)
+                except OSError:
+                    return
+                msg = data.decode(errors="replace").rstrip("\n\0")
+                f.write("%.3f %s\n" % (time.monotonic(), msg))
+
+    def close(self):
+        if self.sock:
+            self.sock.close()
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+
+
+# ----------------------------------------------------------------- processes
+def netns_inode(name):
+    return os.stat("/run/netns/%s" % name).st_ino
+
+
+def pids_in_netns(ino):
+    want = "net:[%d]" % ino
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.readlink("/proc/%s/ns/net" % d) == want:
+                out.append(int(d))
+        except OSError:
+            pass
+    return out
+
+
+def proc_stat(pid):
+    """(comm, ppid, utime+stime in ticks, on-CPU ns) of a process, or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            s = f.read()
+    except OSError:
+        return None
+    comm = s[s.index("(") + 1:s.rindex(")")]
+    rest = s[s.rindex(")") + 2:].split()
+    ppid = int(rest[1])
+    ticks = int(rest[11]) + int(rest[12])
+    ns = None
+    try:
+        with open("/proc/%d/schedstat" % pid) as f:
+            ns = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return comm, ppid, ticks, ns
+
+
+def server_snapshot(ino):
+    """{pid: (comm, ticks, ns)} of every server-side process."""
+    snap = {}
+    for pid in pids_in_netns(ino):
+        st = proc_stat(pid)
+        if st and st[0] not in NOT_SERVER:
+            snap[pid] = (st[0], st[2], st[3])
+    return snap
+
+
+def cpu_delta(before, after):
+    """CPU seconds used between two snapshots: (by ticks, by ns, per comm).
+
+    A process that appears in between counts from zero; one that is gone
+    at the end is lost (counted in `vanished`).
+    """
+    ticks = 0
+    ns = 0
+    have_ns = True
+    per = {}
+    for pid, (comm, t1, n1) in after.items():
+        _, t0, n0 = before.get(pid, (comm, 0, 0))
+        ticks += t1 - t0
+        if n1 is None or n0 is None:
+            have_ns = False
+        else:
+            ns += n1 - n0
+        per[comm] = per.get(comm, 0.0) + (t1 - t0) / CLK_TCK
+    vanished = [before[p][0] for p in before if p not in after]
+    return (ticks / CLK_TCK, ns / 1e9 if have_ns else None, per, vanished)
+
+
+def system_cpu():
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + (v[4] if len(v) > 4 else 0)
+    return sum(v[:8]) - idle, sum(v[:8])
+
+
+def kill_netns(ino, sig=signal.SIGKILL):
+    for pid in pids_in_netns(ino):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def wait_gone(pids_fn, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if not pids_fn():
+            return True
+        time.sleep(0.1)
+    return not pids_fn()
+
+
+def tcp_listening(pid, port):
+    """True when the netns of `pid` has a TCP socket listening on `port`."""
+    try:
+        with open("/proc/%d/net/tcp" % pid) as f:
+            next(f)
+            for line in f:
+                p = line.split()
+                if p[3] == "0A" and int(p[1].split(":")[1], 16) == port:
+                    return True
+    except (OSError, StopIteration):
+        pass
+    return False
+
+
+# ----------------------------------------------------------------- the bed
+class Bed:
+    """Network namespaces, secrets and config files, for the whole run."""
+
+    def __init__(self, work, mppe):
+        self.work = work
+        self.mppe = mppe
+        self.secrets_backup = None
+        self.made_ns = []
+
+    def setup(self):
+        for ns in (SRV_NS, CLI_NS):
+            if os.path.exists("/run/netns/%s" % ns):
+                raise RuntimeError(
+                    "netns %s already exists (another test running? "
+                    "remove it with `ip netns del %s`)" % (ns, ns))
+        for ns in (SRV_NS, CLI_NS):
+            run(["ip", "netns", "add", ns])
+            self.made_ns.append(ns)
+            run(["ip", "link", "set", "lo", "up"], ns=ns)
+        run(["ip", "link", "add", "rg-srv", "netns", SRV_NS, "type", "veth",
+             "peer", "name", "rg-cli", "netns", CLI_NS])
+        for ns, dev, ip in ((SRV_NS, "rg-srv", SRV_IP),
+                            (CLI_NS, "rg-cli", CLI_IP)):
+            run(["ip", "addr", "add", ip + "/24", "dev", dev], ns=ns)
+            run(["ip", "link", "set", dev, "up"], ns=ns)
+        self.srv_ino = netns_inode(SRV_NS)
+        self.cli_ino = netns_inode(CLI_NS)
+        self._secrets()
+        self._configs()
+
+    def _secrets(self):
+        path = "/etc/ppp/chap-secrets"
+        if not os.environ.get("PPTPD_IN_VM") and os.path.exists(path):
+            # On a real host: keep the admin's file and put it back at exit.
+            self.secrets_backup = os.path.join(self.work, "chap-secrets.orig")
+            shutil.copy2(path, self.secrets_backup)
+            with open(path) as f:
+                old = f.read()
+        else:
+            old = ""
+        os.makedirs("/etc/ppp", exist_ok=True)
+        with open(path, "w") as f:
+            f.write(old + '\n%s %s "%s" *\n' % (USER, SERVER_NAME, SECRET))
+        os.chmod(path, 0o600)
+
+    def _configs(self):
+        w = self.work
+        enc = ["require-mppe-128"] if self.mppe else ["nomppe"]
+        common = ["nodefaultroute", "nobsdcomp", "nodeflate", "novj",
+                  "novjccomp", "ip-up-script /bin/true",
+                  "ip-down-script /bin/true", "lcp-echo-interval 0"]
+        srv_opts = ["name " + SERVER_NAME, "refuse-pap", "refuse-chap",
+                    "refuse-mschap", "require-mschap-v2"] + enc + common + \
+            ["logfile %s/pppd-srv.log" % w]
+        cli_opts = ["name " + USER, "remotename " + SERVER_NAME, "noauth",
+                    "refuse-pap", "refuse-eap", "refuse-chap",
+                    "refuse-mschap"] + enc + common + \
+            ["linkname " + LINKNAME, "maxfail 1",
+             "logfile %s/pppd-cli.log" % w]
+        with open(w + "/options.pptpd", "w") as f:
+            f.write("\n".join(srv_opts) + "\n")
+        with open(w + "/options.client", "w") as f:
+            f.write("\n".join(cli_opts) + "\n")
+        # The same Poptop-format file for every version.
+        with open(w + "/pptpd.conf", "w") as f:
+            f.write("option %s/options.pptpd\nlocalip %s\nremoteip %s\n"
+                    "connections 10\n" % (w, TUN_LOCAL, TUN_POOL))
+
+    def teardown(self):
+        for ns in self.made_ns:
+            try:
+                kill_netns(netns_inode(ns))
+            except OSError:
+                pass
+        time.sleep(0.2)
+        for ns in self.made_ns:
+            run(["ip", "netns", "del", ns], check=False)
+        self.made_ns = []
+        if self.secrets_backup:
+            shutil.copy2(self.secrets_backup, "/etc/ppp/chap-secrets")
+            self.secrets_backup = None
+
+
+# ----------------------------------------------------------------- iperf3
+def _udp_side(j, sender):
+    """The UDP stream dict of the sender or receiver of an iperf3 report."""
+    for doc in (j, j.get("server_output_json") or {}):
+        for st in doc.get("end", {}).get("streams", []):
+            u = st.get("udp")
+            if u is not None and bool(u.get("sender")) == sender:
+                return u
+    return None
+
+
+def parse_iperf(j, stream):
+    """Metrics of one stream from the client's iperf3 -J report (made with
+    --get-server-output, so both ends' views are in it)."""
+    if "error" in j and not j.get("end", {}).get("sum_received"):
+        raise ValueError("iperf3: %s" % j["error"])
+    end = j["end"]
+    m = {}
+    d = {}
+    if stream["kind"] == "udp":
+        # sum_received / sum_sent merge both ends' counters (the client
+        # gets the server's through --get-server-output); the per-stream
+        # dicts only serve the receiver's out-of-order count.
+        rx = end["sum_received"]
+        tx = end["sum_sent"]
+        recv_side = _udp_side(j, sender=False)
+        size = stream["size"]
+        received = rx["bytes"] / size
+        sent = tx["packets"]
+        d.update(bytes=rx["bytes"], sent_packets=sent,
+                 received_packets=received, seconds=rx["seconds"],
+                 iperf_lost_percent=rx.get("lost_percent"))
+        m["throughput"] = rx["bits_per_second"] / 1e6
+        # Loss from what was sent versus what arrived, so packets dropped
+        # at the tail (never followed by a later one) count too.
+        m["loss"] = max(0.0, 1.0 - received / sent) * 100.0 if sent else None
+        m["ooo"] = float((recv_side or {}).get("out_of_order", 0))
+        m["jitter"] = rx.get("jitter_ms")
+    else:
+        rx = end["sum_received"]
+        d.update(bytes=rx["bytes"], seconds=rx["seconds"])
+        m["throughput"] = rx["bits_per_second"] / 1e6
+        retr = None
+        for doc in (j, j.get("server_output_json") or {}):
+            s = doc.get("end", {}).get("sum_sent", {})
+            if doc.get("end", {}).get("streams") and \
+                    s.get("retransmits") is not None and \
+                    any(st.get("sender", {}).get("sender")
+                        for st in doc["end"]["streams"]):
+                retr = s["retransmits"]
+                break
+        m["retrans"] = float(retr) if retr is not None else None
+    cpu = end.get("cpu_utilization_percent") or {}
+    d["iperf_cpu_client"] = cpu.get("host_total")
+    d["iperf_cpu_server"] = cpu.get("remote_total")
+    return m, d
+
+
+def parse_ping(out):
+    times = [float(x) for x in re.findall(r"time=([0-9.]+) ms", out)]
+    m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
+    sent, got = (int(m.group(1)), int(m.group(2))) if m else (0, len(times))
+    return times, sent, got
+
+
+def median(xs):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+# ----------------------------------------------------------------- sessions
+class Session:
+    def __init__(self, bed, version, tag):
+        self.bed = bed
+        self.v = version
+        self.tag = tag
+        self.server = None
+        self.iperf = None
+        self.log = os.path.join(bed.work, "server-%s.log" % tag)
+
+    def start(self, dial_timeout):
+        """Start the server and dial in; returns seconds to bring it up."""
+        w = self.bed.work
+        for f in ("pppd-srv.log", "pppd-cli.log"):
+            open(os.path.join(w, f), "w").close()
+        argv = ["ip", "netns", "exec", SRV_NS] + self.v["server"] + \
+            ["-f", "-c", w + "/pptpd.conf", "-p", w + "/pptpd.pid"]
+        t0 = time.monotonic()
+        with open(self.log, "w") as lf:
+            self.server = subprocess.Popen(argv, stdout=lf, stderr=lf,
+                                           stdin=subprocess.DEVNULL,
+                                           start_new_session=True)
+        end = t0 + 20
+        while not tcp_listening(self.server.pid, 1723):
+            if self.server.poll() is not None:
+                raise SessionError("%s: server exited with status %s before "
+                                   "listening on 1723" % (
+                                       self.v["label"], self.server.returncode))
+            if time.monotonic() > end:
+                raise SessionError("%s: server not listening on 1723 after "
+                                   "20 s" % self.v["label"])
+            time.sleep(0.05)
+        t_listen = time.monotonic() - t0
+        # pppd with updetach exits 0 once IPCP is up, non-zero if it fails.
+        cli = ["ip", "netns", "exec", CLI_NS, "pppd", "pty",
+               "pptp %s --nolaunchpppd" % SRV_IP,
+               "file", w + "/options.client", "updetach"]
+        try:
+            p = subprocess.run(cli, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True,
+                               timeout=dial_timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise SessionError("%s: tunnel not up after %d s"
+                               % (self.v["label"], dial_timeout))
+        if p.returncode != 0:
+            raise SessionError("%s: client pppd failed (exit %d): %s"
+                               % (self.v["label"], p.returncode,
+                                  p.stdout.strip()[-300:]))
+        # Both ends have their address once the server side's IPCP is up.
+        end = time.monotonic() + 10
+        while True:
+            out = run(["ip", "-o", "-4", "addr", "show"], ns=SRV_NS).stdout
+            if "peer %s" % TUN_PEER in out:
+                break
+            if time.monotonic() > end:
+                raise SessionError("%s: client up but the server side has no "
+                                   "ppp interface with peer %s"
+                                   % (self.v["label"], TUN_PEER))
+            time.sleep(0.1)
+        t_up = time.monotonic() - t0
+        lf = open(os.path.join(w, "iperf3-server.log"), "w")
+        self.iperf = subprocess.Popen(
+            ["ip", "netns", "exec", SRV_NS, "iperf3", "-s", "-J", "-B", TUN_LOCAL,
+             "-p", str(IPERF_PORT)], stdout=lf, stderr=lf,
+            stdin=subprocess.DEVNULL, start_new_session=True)
+        lf.close()
+        end = time.monotonic() + 10
+        while not tcp_listening(self.iperf.pid, IPERF_PORT):
+            if self.iperf.poll() is not None or time.monotonic() > end:
+                raise SessionError("iperf3 server did not start")
+            time.sleep(0.05)
+        return {"listen_s": round(t_listen, 3), "up_s": round(t_up, 3)}
+
+    def check_alive(self):
+        if self.server.poll() is not None:
+            raise SessionError("%s: server exited (status %s) during the "
+                               "session" % (self.v["label"],
+                                            self.server.returncode))
+
+    def ping(self, count):
+        p = run(["ping", "-n", "-c", str(count),
+                 "-i", "0.2", "-W", "3", TUN_LOCAL], ns=CLI_NS, check=False,
+                timeout=count * 0.2 + 30)
+        times, sent, got = parse_ping(p.stdout)
+        if not times:
+            raise SessionError("%s: no ping reply through the tunnel"
+                               % self.v["label"])
+        return {"rtt": median(times)}, {
+            "rtt_min": min(times), "rtt_max": max(times),
+            "sent": sent, "received": got}
+
+    def stream(self, s, raw_path, settle):
+        self.check_alive()
+        ino = self.bed.srv_ino
+        before = server_snapshot(ino)
+        sys0 = system_cpu()
+        t0 = time.monotonic()
+        argv = ["iperf3"] + streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
+        try:
+            p = run(argv, ns=CLI_NS, check=False,
+                    timeout=s["duration"] * 4 + 60)
+        except subprocess.TimeoutExpired:
+            raise SessionError("%s: iperf3 %s hung" % (self.v["label"],
+                                                       s["name"]))
+        wall = time.monotonic() - t0
+        # Let queued packets drain, so their cost lands in this stream.
+        time.sleep(settle)
+        after = server_snapshot(ino)
+        sys1 = system_cpu()
+        with open(raw_path, "w") as f:
+            f.write(p.stdout)
+        try:
+            j = json.loads(p.stdout)
+            m, d = parse_iperf(j, s)
+        except (ValueError, KeyError, TypeError) as e:
+            raise SessionError("%s: stream %s: %s (report in %s)" % (
+                self.v["label"], s["name"], e, raw_path))
+        cpu_ticks, cpu_ns, per, vanished = cpu_delta(before, after)
+        cpu = cpu_ns if cpu_ns is not None else cpu_ticks
+        mb = d["bytes"] / 1e6
+        m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
+        busy = sys1[0] - sys0[0]
+        total = sys1[1] - sys0[1]
+        d.update(server_cpu_s=cpu, server_cpu_ticks_s=cpu_ticks,
+                 server_cpu_ns_s=cpu_ns, server_cpu_by_comm=per,
+                 server_vanished=vanished, wall_s=round(wall, 3),
+                 vm_busy_pct=busy * 100.0 / total if total else None,
+                 server_cpu_pct=cpu * 100.0 / wall if wall else None)
+        self.check_alive()
+        return m, d
+
+    def stop(self):
+        """Hang up and stop everything of the session. How the session ends
+        is not measured, so no graceful LCP termination: SIGTERM to every
+        process in both namespaces, SIGKILL to what is left after 2 s."""
+        b = self.bed
+        for ino in (b.cli_ino, b.srv_ino):
+            kill_netns(ino, signal.SIGTERM)
+        for ino in (b.cli_ino, b.srv_ino):
+            if not wait_gone(lambda: pids_in_netns(ino), 2):
+                kill_netns(ino, signal.SIGKILL)
+                if not wait_gone(lambda: pids_in_netns(ino), 5):
+                    raise RuntimeError("processes left in a netns: %s" %
+                                       pids_in_netns(ino))
+        for p in (self.iperf, self.server):
+            if p:
+                try:
+                    p.wait(2)
+                except subprocess.TimeoutExpired:
+                    pass
+        for d in ("/run", "/var/run"):
+            try:
+                os.unlink("%s/ppp-%s.pid" % (d, LINKNAME))
+            except OSError:
+                pass
+        # The kernel frees the ppp units once their last fd closes.
+        end = time.monotonic() + 5
+        while time.monotonic() < end and any(
+                "ppp" in out for out in (
+                    run(["ip", "-o", "link"], ns=ns, check=False).stdout
+                    for ns in (SRV_NS, CLI_NS))):
+            time.sleep(0.1)
+
+
+# ----------------------------------------------------------------- main
+class Run:
+    def __init__(self, plan):
+        self.plan = plan
+        self.out = plan["results_dir"]
+        self.raw = {"plan": plan, "env": env_info(), "sessions": [],
+                    "records": [], "error": None}
+        os.makedirs(os.path.join(self.out, "iperf"), exist_ok=True)
+
+    def save(self):
+        tmp = os.path.join(self.out, "raw.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(self.raw, f, indent=1)
+        os.replace(tmp, os.path.join(self.out, "raw.json"))
+
+    def session(self, bed, version, rnd, warmup=False):
+        plan = self.plan
+        tag = "%s-%s" % ("warmup" if warmup else "r%d" % rnd, version["key"])
+        sess = Session(bed, version, tag)
+        rec = {"round": rnd, "version": version["label"], "warmup": warmup,
+               "start": time.time()}
+        try:
+            rec.update(self._dial(sess, plan["dial_timeout"]))
+            m, d = sess.ping(plan["ping_count"] if not warmup else 3)
+            if not warmup:
+                self.raw["records"].append({
+                    "round": rnd, "version": version["label"],
+                    "stream": "ping", "kind": "ping", "metrics": m,
+                    "detail": d})
+            streams = plan["streams"] if not warmup else plan["warmup"]
+            for i, s in enumerate(streams, 1):
+                if not warmup:
+                    self.done += 1
+                    log("[%d/%d] round %d/%d  %-22s %-16s ..." % (
+                        self.done, self.total, rnd, plan["rounds"],
+                        version["label"], s["name"]))
+                raw_path = os.path.join(self.out, "iperf", "%s-%s.json"
+                                        % (tag, s["name"]))
+                m, d = sess.stream(s, raw_path, plan["settle"])
+                if warmup:
+                    continue
+                self.raw["records"].append({
+                    "round": rnd, "version": version["label"],
+                    "stream": s["name"], "kind": s["kind"], "metrics": m,
+                    "detail": d,
+                    "iperf": os.path.relpath(raw_path, self.out)})
+                log("        %s" % summary(m))
+        except SessionError:
+            self._dump_logs(sess)
+            raise
+        finally:
+            t = time.monotonic()
+            sess.stop()
+            rec["teardown_s"] = round(time.monotonic() - t, 3)
+            rec["end"] = time.time()
+            self.raw["sessions"].append(rec)
+            self.save()
+
+    def _dial(self, sess, timeout):
+        # One retry: a dial-in that fails once and then works is reported
+        # (tries: 2) but does not end a long run.
+        try:
+            r = sess.start(timeout)
+            r["tries"] = 1
+            return r
+        except SessionError as e:
+            first = str(e)
+            log("  dial failed (%s); retrying once" % first)
+            self._dump_logs(sess)
+            sess.stop()
+            r = sess.start(timeout)
+            r["tries"] = 2
+            r["first_failure"] = first
+            return r
+
+    def _dump_logs(self, sess):
+        w = sess.bed.work
+        for name, path in (("server output", sess.log),
+                           ("server pppd log", w + "/pppd-srv.log"),
+                           ("client pppd log", w + "/pppd-cli.log"),
+                           ("syslog", w + "/syslog.txt")):
+            if os.path.exists(path):
+                log("  --- %s (%s):\n%s" % (name, path, tail(path)))
+
+    def main(self):
+        plan = self.plan
+        work = plan.get("work_dir") or "/tmp/regress-work"
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        catcher = None
+        if os.environ.get("PPTPD_IN_VM"):
+            catcher = SyslogCatcher("/dev/log", os.path.join(work,
+                                                             "syslog.txt"))
+        bed = Bed(work, plan["mppe"])
+        versions = plan["versions"]
+        self.total = plan["rounds"] * len(versions) * len(plan["streams"])
+        self.done = 0
+        rc = 0
+        try:
+            bed.setup()
+            t0 = time.monotonic()
+            for v in versions:
+                # Page the binaries in and settle the caches: the first
+                # session of a fresh VM is slower than the rest.
+                if plan["warmup"]:
+                    log("warm-up: %s" % v["label"])
+                    self.session(bed, v, 0, warmup=True)
+            for rnd in range(1, plan["rounds"] + 1):
+                for v in versions:
+                    self.session(bed, v, rnd)
+            self.raw["measure_s"] = round(time.monotonic() - t0, 1)
+        except SessionError as e:
+            rc = 2
+            self.raw["error"] = str(e)
+            log("regress: FAILED: %s" % e)
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+            rc = 3
+            self.raw["error"] = "environment: %s" % e
+            log("regress: FAILED: %s" % e)
+        finally:
+            try:
+                bed.teardown()
+            finally:
+                if catcher:
+                    catcher.close()
+                self.save()
+                # Keep the logs next to the results for a post-mortem.
+                logs = os.path.join(self.out, "logs")
+                os.makedirs(logs, exist_ok=True)
+                for f in os.listdir(work):
+                    if f.endswith(".log") or f == "syslog.txt":
+                        shutil.copy(os.path.join(work, f), logs)
+        return rc
+
+
+def summary(m):
+    parts = []
+    if m.get("throughput") is not None:
+        parts.append("%.3f Mbit/s" % m["throughput"])
+    if m.get("loss") is not None:
+        parts.append("loss %.2f %%" % m["loss"])
+    if m.get("cpu_per_mb") is not None:
+        parts.append("server CPU %.1f ms/MB" % m["cpu_per_mb"])
+    return ", ".join(parts)
+
+
+def env_info():
+    info = {"kernel": os.uname().release, "in_vm": bool(
+        os.environ.get("PPTPD_IN_VM")), "clk_tck": CLK_TCK,
+        "ncpu": os.cpu_count()}
+    try:
+        with open("/proc/cmdline") as f:
+            info["cmdline"] = f.read().strip()
+    except OSError:
+        pass
+    for tool in (["iperf3", "--version"], ["pppd", "--version"]):
+        try:
+            p = subprocess.run(tool, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=10)
+            info[tool[0]] = p.stdout.splitlines()[0] if p.stdout else ""
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return info
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 3
+    with open(argv[1]) as f:
+        plan = json.load(f)
+    if os.geteuid() != 0:
+        print("measure: must run as root", file=sys.stderr)
+        return 3
+    return Run(plan).main()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,324 @@
+"""Analysis phase: raw.json -> comparisons, terminal table, CSV, PNG charts."""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import stats
+import streams as streamlib
+
+PING = {"name": "ping", "kind": "ping", "direction": "",
+        "description": "ICMP echo through the idle tunnel"}
+
+
+def load(results_dir):
+    with open(os.path.join(results_dir, "raw.json")) as f:
+        return json.load(f)
+
+
+def analyse(raw, threshold):
+    """Per stream and metric: the rounds of every version and the comparison
+    of each version with the first. Returns a list of rows."""
+    plan = raw["plan"]
+    labels = [v["label"] for v in plan["versions"]]
+    base = labels[0]
+    values = {}   # (stream, metric, label) -> [per-round values]
+    for r in raw["records"]:
+        for k, v in r["metrics"].items():
+            values.setdefault((r["stream"], k, r["version"]), []).append(
+                (r["round"], v))
+    rows = []
+    for s in [PING] + plan["streams"]:
+        for m in stats.METRICS:
+            if s["kind"] not in m.kinds:
+                continue
+            per = {}
+            for lab in labels:
+                got = sorted(values.get((s["name"], m.key, lab), []))
+                per[lab] = [v for _, v in got]
+            if not any(any(x is not None for x in xs) for xs in per.values()):
+                continue
+            row = {"stream": s, "metric": m, "values": per, "cmp": {}}
+            for lab in labels:
+                row["cmp"][lab] = stats.compare(per[base], per[lab], m.better,
+                                                threshold, m.floor)
+            rows.append(row)
+    return labels, rows
+
+
+# ----------------------------------------------------------------- terminal
+class Style:
+    def __init__(self, enable):
+        self.on = enable
+
+    def __call__(self, text, code):
+        return "\033[%sm%s\033[0m" % (code, text) if self.on else text
+
+
+def _cell(metric, cmp):
+    med = cmp["median"]
+    if med is None:
+        return "-"
+    sp = cmp["spread"]
+    s = metric.format(med)
+    if sp is not None and sp != float("inf"):
+        s += " ±%.1f%%" % sp
+    return s
+
+
+def _change(cmp):
+    c = cmp["change"]
+    if c is None:
+        if cmp["median"] is not None and cmp["base_median"] == 0 and \
+                cmp["median"] != 0:
+            return "new"
+        return ""
+    return "%+.1f%%" % c
+
+
+def table(labels, rows, out=sys.stdout, color=None):
+    if color is None:
+        color = out.isatty() and not os.environ.get("NO_COLOR")
+    st = Style(color)
+    head = ["stream / metric", "unit"] + [labels[0]]
+    for lab in labels[1:]:
+        head += [lab, "change", "verdict"]
+    lines = []
+    last = None
+    for row in rows:
+        s, m = row["stream"], row["metric"]
+        if s["name"] != last:
+            last = s["name"]
+            desc = streamlib.describe(s) if s["kind"] != "ping" else \
+                s["description"]
+            lines.append(("group", "%s  (%s)" % (s["name"], desc)))
+        name = m.label + (" *" if m.key == "cpu_per_mb" else "")
+        cells = ["  " + name, m.unit, _cell(m, row["cmp"][labels[0]])]
+        marks = []
+        for lab in labels[1:]:
+            c = row["cmp"][lab]
+            verdict = c["verdict"] + ("?" if c["noisy"] else "")
+            cells += [_cell(m, c), _change(c), verdict]
+            marks.append(c["verdict"])
+        lines.append(("row", cells, marks, m.key == "cpu_per_mb"))
+    widths = [len(h) for h in head]
+    for ln in lines:
+        if ln[0] == "row":
+            for i, c in enumerate(ln[1]):
+                widths[i] = max(widths[i], len(c))
+
+    def fmt(cells):
+        parts = []
+        for i, c in enumerate(cells):
+            # name, unit: left; values and changes: right; verdicts: left
+            verdict = i > 2 and (i - 2) % 3 == 0
+            left = i < 2 or verdict
+            parts.append(c.ljust(widths[i]) if left else c.rjust(widths[i]))
+        return "  ".join(parts).rstrip()
+
+    w = len(fmt(head))
+    print(st(fmt(head), "1"), file=out)
+    print("-" * w, file=out)
+    for ln in lines:
+        if ln[0] == "group":
+            print(st(ln[1], "1"), file=out)
+            continue
+        _, cells, marks, bold = ln
+        text = fmt(cells)
+        if "regression" in marks:
+            text = st(text, "31;1")
+        elif "improvement" in marks:
+            text = st(text, "32")
+        elif bold:
+            text = st(text, "1")
+        print(text, file=out)
+    print("-" * w, file=out)
+
+
+def verdict_lines(labels, rows):
+    """Summary sentences: every regression and improvement."""
+    out = []
+    for lab in labels[1:]:
+        for row in rows:
+            c = row["cmp"][lab]
+            if c["verdict"] == stats.SAME:
+                continue
+            m = row["metric"]
+            out.append((c["verdict"], "%s %s: %s %s %s -> %s %s (%s)" % (
+                lab, c["verdict"].upper(), row["stream"]["name"], m.label,
+                m.format(c["base_median"]), m.format(c["median"]), m.unit,
+                _change(c) or "changed")))
+    return out
+
+
+def max_spread(labels, rows, metrics=("throughput", "cpu_per_mb")):
+    """Largest round-to-round spread of the key metrics (the suite's noise)."""
+    best = None
+    for row in rows:
+        if row["metric"].key not in metrics:
+            continue
+        for lab in labels:
+            sp = row["cmp"][lab]["spread"]
+            if sp is not None and sp != float("inf") and \
+                    (best is None or sp > best[0]):
+                best = (sp, row["stream"]["name"], row["metric"].label, lab)
+    return best
+
+
+# ----------------------------------------------------------------- files
+def write_csv(results_dir, raw, labels, rows):
+    summ = os.path.join(results_dir, "summary.csv")
+    with open(summ, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["stream", "kind", "direction", "metric", "unit", "better",
+                    "version", "rounds", "median", "min", "max", "spread_pct",
+                    "change_pct", "verdict", "noisy", "p_value", "values"])
+        for row in rows:
+            s, m = row["stream"], row["metric"]
+            for lab in labels:
+                xs = [x for x in row["values"][lab] if x is not None]
+                c = row["cmp"][lab]
+                w.writerow([s["name"], s["kind"], s.get("direction", ""),
+                            m.key, m.unit, m.better, lab, len(xs),
+                            _num(c["median"]), _num(min(xs) if xs else None),
+                            _num(max(xs) if xs else None), _num(c["spread"]),
+                            _num(c["change"]) if lab != labels[0] else "",
+                            c["verdict"] if lab != labels[0] else "baseline",
+                            int(c["noisy"]), _num(c["p"]),
+                            ";".join(_num(x) for x in xs)])
+    rounds = os.path.join(results_dir, "rounds.csv")
+    with open(rounds, "w", newline="") as f:
+        w = csv.writer(f)
+        keys = [m.key for m in stats.METRICS]
+        w.writerow(["round", "version", "stream", "kind"] + keys +
+                   ["server_cpu_s", "bytes", "vm_busy_pct"])
+        for r in raw["records"]:
+            d = r.get("detail", {})
+            w.writerow([r["round"], r["version"], r["stream"], r["kind"]] +
+                       [_num(r["metrics"].get(k)) for k in keys] +
+                       [_num(d.get("server_cpu_s")), d.get("bytes", ""),
+                        _num(d.get("vm_busy_pct"))])
+    return summ, rounds
+
+
+def _num(x):
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        return "%.6g" % x
+    return str(x)
+
+
+CHART_METRICS = {"udp": ("throughput", "cpu_per_mb", "loss"),
+                 "tcp": ("throughput", "cpu_per_mb", "retrans"),
+                 "ping": ("rtt",)}
+
+
+def charts(results_dir, labels, rows, log=print):
+    """One PNG per stream: a panel per key metric, a bar per version (the
+    median) with the range of the rounds and each round as a point."""
+    gp = shutil.which("gnuplot")
+    if not gp:
+        log("report: gnuplot not found, no charts (apt-get install "
+            "gnuplot-nox)")
+        return []
+    cdir = os.path.join(results_dir, "charts")
+    os.makedirs(cdir, exist_ok=True)
+    by_stream = {}
+    for row in rows:
+        by_stream.setdefault(row["stream"]["name"], []).append(row)
+    made = []
+    for name, srows in by_stream.items():
+        s = srows[0]["stream"]
+        want = [r for r in srows if r["metric"].key in CHART_METRICS[s["kind"]]]
+        if not want:
+            continue
+        base = os.path.join(cdir, name)
+        script = ["set terminal pngcairo size %d,380 font 'sans,9'"
+                  % (330 * len(want) + 40),
+                  "set output '%s.png'" % base,
+                  "set multiplot layout 1,%d title \"%s\"" % (
+                      len(want), _gq("%s: %s" % (name, streamlib.describe(s)
+                                                 if s["kind"] != "ping"
+                                                 else s["description"]))),
+                  "set style fill solid 0.35 border -1",
+                  "set boxwidth 0.6", "set grid ytics", "set key off",
+                  "set xtics rotate by -20", "set offsets 0.5,0.5,0,0",
+                  "set yrange [0:*]"]
+        for i, row in enumerate(want):
+            m = row["metric"]
+            dat = "%s.%s.dat" % (base, m.key)
+            with open(dat, "w") as f:
+                f.write("# x label median min max\n")
+                for x, lab in enumerate(labels):
+                    xs = [v for v in row["values"][lab] if v is not None]
+                    if not xs:
+                        continue
+                    f.write("%d \"%s\" %g %g %g\n" % (
+                        x, lab.replace('"', "'"), stats.median(xs), min(xs),
+                        max(xs)))
+                f.write("\n\n# x value (one line per round)\n")
+                for x, lab in enumerate(labels):
+                    for v in row["values"][lab]:
+                        if v is not None:
+                            f.write("%d %g\n" % (x, v))
+            title = "%s (%s)%s" % (m.label, m.unit,
+                                   ", lower is better" if m.better ==
+                                   stats.LOWER else ", higher is better")
+            script += [
+                "set title \"%s\"" % _gq(title),
+                "plot '%s' index 0 using 1:3:xtic(2) with boxes lc rgb "
+                "'#4a7ebb', '' index 0 using 1:3:4:5 with yerrorbars lc "
+                "rgb 'black' pt -1, '' index 1 using 1:2 with points pt 7 "
+                "ps 0.6 lc rgb '#c0392b'" % dat]
+        script.append("unset multiplot")
+        gpf = base + ".gp"
+        with open(gpf, "w") as f:
+            f.write("\n".join(script) + "\n")
+        p = subprocess.run([gp, gpf], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            log("report: gnuplot failed for %s: %s" % (name, p.stdout[-300:]))
+            continue
+        made.append(base + ".png")
+    return made
+
+
+def _gq(text):
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def report(results_dir, threshold, log=print, out=sys.stdout):
+    """Analyse a results folder; print the table; write CSV + charts.
+    Returns (number of regressions, analysis rows)."""
+    raw = load(results_dir)
+    labels, rows = analyse(raw, threshold)
+    table(labels, rows, out=out)
+    print("* server CPU per MB: CPU time of the whole server side (pptpd, "
+          "pptpctrl, pppd) per\n  megabyte delivered; it shows a server "
+          "regression even when the tunnel's speed\n  is set by something "
+          "else. Values: median of the rounds ±range/median; `?` = a change\n"
+          "  beyond %g %% whose rounds overlap (run more ROUNDS)." % threshold,
+          file=out)
+    lines = verdict_lines(labels, rows)
+    spread = max_spread(labels, rows)
+    summ, rounds = write_csv(results_dir, raw, labels, rows)
+    pngs = charts(results_dir, labels, rows, log=log)
+    with open(os.path.join(results_dir, "table.txt"), "w") as f:
+        table(labels, rows, out=f, color=False)
+        for _, ln in lines:
+            f.write(ln + "\n")
+    print("", file=out)
+    if spread:
+        print("largest spread between rounds: %.1f %% (%s, %s, %s)"
+              % spread, file=out)
+    n_reg = 0
+    for kind, ln in lines:
+        print(ln, file=out)
+        n_reg += kind == stats.REGRESSION
+    print("results: %s (raw.json, summary.csv, rounds.csv, %d charts)"
+          % (results_dir, len(pngs)), file=out)
+    return n_reg, rows

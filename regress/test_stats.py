@@ -1,0 +1,376 @@
+"""Unit tests of the regression suite's statistics, verdicts, stream files,
+version specs and iperf3 parsing.
+
+    python3 regress/test_stats.py      (ends with "N passed, N failed")
+    python3 -m unittest discover -s regress -p 'test_*.py'
+"""
+
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import build  # noqa: E402
+import measure  # noqa: E402
+import report  # noqa: E402
+import stats  # noqa: E402
+import streams  # noqa: E402
+
+HIGHER, LOWER = stats.HIGHER, stats.LOWER
+
+
+class TestBasics(unittest.TestCase):
+    def test_median(self):
+        self.assertEqual(stats.median([3, 1, 2]), 2)
+        self.assertEqual(stats.median([4, 1, 2, 3]), 2.5)
+        self.assertIsNone(stats.median([]))
+        self.assertEqual(stats.median([None, 5, None]), 5)
+
+    def test_spread(self):
+        self.assertAlmostEqual(stats.spread_pct([99, 100, 101]), 2.0)
+        self.assertIsNone(stats.spread_pct([5]))
+        self.assertIsNone(stats.spread_pct([0, 0]))
+        self.assertEqual(stats.spread_pct([0, 0, 1]), float("inf"))
+
+    def test_overlap(self):
+        self.assertTrue(stats.overlap([1, 3], [2, 4]))
+        self.assertTrue(stats.overlap([1, 2], [2, 3]))   # touching counts
+        self.assertFalse(stats.overlap([1, 2], [2.5, 3]))
+
+
+class TestMannWhitney(unittest.TestCase):
+    def test_complete_separation_3_vs_3(self):
+        # 2 of the C(6,3)=20 splits are as extreme: p = 0.1
+        self.assertAlmostEqual(stats.mann_whitney_p([1, 2, 3], [4, 5, 6]), 0.1)
+
+    def test_complete_separation_4_vs_4(self):
+        self.assertAlmostEqual(stats.mann_whitney_p([1, 2, 3, 4],
+                                                    [5, 6, 7, 8]), 2 / 70)
+
+    def test_identical(self):
+        self.assertEqual(stats.mann_whitney_p([1, 1, 1, 1], [1, 1, 1, 1]), 1.0)
+
+    def test_interleaved(self):
+        self.assertGreater(stats.mann_whitney_p([1, 3, 5, 7], [2, 4, 6, 8]),
+                           0.5)
+
+    def test_ties_across_groups(self):
+        p = stats.mann_whitney_p([1, 2, 2, 3], [2, 3, 4, 5])
+        self.assertTrue(0 < p < 1)
+
+    def test_normal_approximation(self):
+        a = list(range(0, 40))
+        b = list(range(30, 70))
+        p = stats.mann_whitney_p(a, b)
+        self.assertLess(p, 1e-6)
+        self.assertGreater(stats.mann_whitney_p(a, list(a)), 0.9)
+
+    def test_empty(self):
+        self.assertEqual(stats.mann_whitney_p([], [1]), 1.0)
+
+
+class TestCompare(unittest.TestCase):
+    def test_same_within_threshold(self):
+        c = stats.compare([100, 101, 99], [103, 104, 102], LOWER, 5.0)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertFalse(c["noisy"])
+        self.assertAlmostEqual(c["change"], 3.0)
+
+    def test_cpu_regression(self):
+        c = stats.compare([100, 101, 99], [130, 128, 131], LOWER, 5.0)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+        self.assertAlmostEqual(c["change"], 30.0)
+
+    def test_cpu_improvement(self):
+        c = stats.compare([100, 101, 99], [60, 61, 59], LOWER, 5.0)
+        self.assertEqual(c["verdict"], stats.IMPROVEMENT)
+
+    def test_throughput_directions(self):
+        self.assertEqual(stats.compare([10, 10.1], [8, 8.1], HIGHER)["verdict"],
+                         stats.REGRESSION)
+        self.assertEqual(stats.compare([10, 10.1], [12, 12.1], HIGHER)
+                         ["verdict"], stats.IMPROVEMENT)
+
+    def test_overlap_is_noisy_not_a_verdict(self):
+        # medians 10% apart but one round of each crosses the other
+        c = stats.compare([100, 90, 112], [110, 95, 125], LOWER, 5.0)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertTrue(c["noisy"])
+
+    def test_rank_test_with_many_rounds(self):
+        # ranges touch (115 vs 115) but 5 vs 5 ranks are clearly apart
+        base = [100, 101, 102, 103, 115]
+        new = [115, 116, 117, 118, 119]
+        c = stats.compare(base, new, LOWER, 5.0)
+        self.assertIsNotNone(c["p"])
+        self.assertLess(c["p"], 0.05)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+
+    def test_floor_stops_tiny_absolute_changes(self):
+        # loss 0.1 % -> 0.3 % is +200 % but below the 0.5 point floor
+        c = stats.compare([0.1, 0.1, 0.1], [0.3, 0.3, 0.3], LOWER, 5.0, 0.5)
+        self.assertEqual(c["verdict"], stats.SAME)
+        c = stats.compare([0.1, 0.1, 0.1], [3.0, 3.1, 3.2], LOWER, 5.0, 0.5)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+
+    def test_zero_baseline(self):
+        c = stats.compare([0, 0, 0], [0, 0, 0], LOWER, 5.0, 0.5)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertIsNone(c["change"])
+        c = stats.compare([0, 0, 0], [4, 5, 6], LOWER, 5.0, 0.5)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+        self.assertIsNone(c["change"])
+
+    def test_identical_versions(self):
+        xs = [1.88, 1.87, 1.89]
+        c = stats.compare(xs, list(xs), HIGHER, 5.0)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertEqual(c["change"], 0.0)
+
+    def test_threshold_is_strict(self):
+        c = stats.compare([100, 100], [105, 105], LOWER, 5.0)
+        self.assertEqual(c["verdict"], stats.SAME)
+
+    def test_missing_values(self):
+        c = stats.compare([None, None], [1, 2], LOWER)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertEqual(c["reason"], "no data")
+
+    def test_single_round_each(self):
+        c = stats.compare([100], [150], LOWER, 5.0)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+
+
+class TestStreams(unittest.TestCase):
+    def test_udp_pps(self):
+        s = streams.parse("kind udp\nsize 64\nrate 500pps\nduration 4\n",
+                          "small")
+        self.assertEqual(len(s), 1)
+        self.assertEqual(s[0]["rate_bps"], 500 * 64 * 8)
+        self.assertEqual(s[0]["direction"], "up")
+        self.assertFalse(s[0]["quick"])
+
+    def test_both_directions_and_suffixes(self):
+        s = streams.parse("kind = udp\nrate = 1.5M  # comment\n"
+                          "direction = both\nquick yes\nquick_duration 2\n",
+                          "med")
+        self.assertEqual([x["name"] for x in s], ["med.up", "med.down"])
+        self.assertEqual(s[0]["rate_bps"], 1.5e6)
+        self.assertEqual(s[0]["size"], 1200)
+        self.assertTrue(s[1]["quick"])
+        self.assertEqual(s[1]["quick_duration"], 2)
+
+    def test_tcp_without_rate(self):
+        s = streams.parse("kind tcp\n", "bulk")[0]
+        self.assertIsNone(s["rate_bps"])
+        self.assertIsNone(s["size"])
+        a = streams.iperf_args(dict(s, direction="down"), "198.19.0.1", 5201)
+        self.assertIn("-R", a)
+        self.assertNotIn("-u", a)
+        self.assertNotIn("-b", a)
+
+    def test_udp_args(self):
+        s = streams.parse("kind udp\nsize 1200\nrate 250k\nduration 5\n",
+                          "low")[0]
+        a = streams.iperf_args(s, "198.19.0.1", 5201)
+        self.assertEqual(a[a.index("-b") + 1], "250000")
+        self.assertEqual(a[a.index("-l") + 1], "1200")
+        self.assertEqual(a[a.index("-t") + 1], "5")
+        self.assertIn("-u", a)
+        self.assertNotIn("-R", a)
+
+    def test_errors(self):
+        for text in ("kind sctp\n", "kind udp\n", "kind udp\nrate fast\n",
+                     "kind udp\nrate 1M\ncolour blue\n",
+                     "kind udp\nrate 1M\ndirection sideways\n",
+                     "kind udp\nrate 1M\nsize 5\n",
+                     "kind udp\nrate 1M\nduration 0\n", "kind tcp\nrate 5pps\n",
+                     "nonsense\n"):
+            with self.assertRaises(streams.StreamError, msg=text):
+                streams.parse(text, "x")
+
+    def test_display_name(self):
+        self.assertEqual(streams.display_name("/a/20-udp-medium.stream"),
+                         "udp-medium")
+        self.assertEqual(streams.display_name("tcp.stream"), "tcp")
+
+    def test_default_streams_parse(self):
+        d = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "streams")
+        full = streams.load_dir(d)
+        quick = streams.load_dir(d, quick=True)
+        self.assertGreater(len(full), len(quick))
+        self.assertTrue(quick)
+        kinds = {s["kind"] for s in full}
+        self.assertEqual(kinds, {"udp", "tcp"})
+        self.assertTrue(any(s["direction"] == "down" for s in full))
+        self.assertTrue(any(s["kind"] == "udp" and s["size"] < 100
+                            for s in full))
+
+    def test_load_dir_quick_filter(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "10-a.stream"), "w") as f:
+                f.write("kind tcp\nduration 10\nquick yes\nquick_duration 3\n")
+            with open(os.path.join(d, "20-b.stream"), "w") as f:
+                f.write("kind udp\nrate 1M\n")
+            q = streams.load_dir(d, quick=True)
+            self.assertEqual([s["name"] for s in q], ["a"])
+            self.assertEqual(q[0]["duration"], 3)
+            self.assertEqual(len(streams.load_dir(d)), 2)
+
+
+class TestVersions(unittest.TestCase):
+    def test_parse_spec(self):
+        self.assertEqual(build.parse_spec("HEAD"), ("HEAD", {}))
+        self.assertEqual(build.parse_spec("HEAD+cflags=-O0"),
+                         ("HEAD", {"cflags": "-O0"}))
+        self.assertEqual(build.parse_spec("v1+cflags=-O0 -g+opt=-O1"),
+                         ("v1", {"cflags": "-O0 -g", "opt": "-O1"}))
+        # a '+' that is not an option stays in the ref
+        self.assertEqual(build.parse_spec("feature+x"), ("feature+x", {}))
+
+    def test_make_vars(self):
+        self.assertEqual(build.make_vars({"cflags": "-O0"}), {"OPT": "-O0"})
+        self.assertEqual(build.make_vars({"cflags": "-O1 -fno-inline"}),
+                         {"OPT": "-O1", "EXTRA_CFLAGS": "-fno-inline"})
+        self.assertEqual(build.make_vars({"cflags": "-DX=1"}),
+                         {"EXTRA_CFLAGS": "-DX=1"})
+        self.assertEqual(build.make_vars({}), {})
+
+    def test_parse_versions(self):
+        v = build.parse_versions("HEAD,HEAD, poptop")
+        self.assertEqual([lab for _, lab in v], ["HEAD", "HEAD#2", "poptop"])
+        with self.assertRaises(build.BuildError):
+            build.parse_versions("HEAD")
+        self.assertEqual(build.file_key("HEAD+cflags=-O0 -g"),
+                         "HEAD_cflags_-O0_-g")
+
+
+def _iperf_udp(down):
+    """A trimmed iperf3 3.12 -J report of a UDP test with server output."""
+    sender = {"bytes": 120000, "packets": 100, "sender": True,
+              "out_of_order": 0, "jitter_ms": 0, "seconds": 1.0}
+    receiver = {"bytes": 0, "packets": 100, "sender": False,
+                "out_of_order": 3, "jitter_ms": 0.4, "seconds": 1.0}
+    client = sender if not down else dict(receiver, bytes=120000)
+    server = receiver if not down else sender
+    return {
+        "end": {"streams": [{"udp": client}],
+                "sum_sent": {"bytes": 120000, "packets": 100,
+                             "seconds": 1.0},
+                "sum_received": {"bytes": 114000, "packets": 95,
+                                 "seconds": 1.0, "bits_per_second": 912000,
+                                 "jitter_ms": 0.4, "lost_packets": 2},
+                "cpu_utilization_percent": {"host_total": 5.0}},
+        "server_output_json": {"end": {"streams": [{"udp": server}]}}}
+
+
+class TestIperfParse(unittest.TestCase):
+    def test_udp_up(self):
+        s = {"kind": "udp", "size": 1200, "direction": "up"}
+        m, d = measure.parse_iperf(_iperf_udp(False), s)
+        self.assertAlmostEqual(m["throughput"], 0.912)
+        self.assertAlmostEqual(m["loss"], 5.0)   # 95 of 100 arrived
+        self.assertEqual(m["ooo"], 3)
+        self.assertEqual(m["jitter"], 0.4)
+        self.assertEqual(d["bytes"], 114000)
+
+    def test_udp_down(self):
+        s = {"kind": "udp", "size": 1200, "direction": "down"}
+        m, _ = measure.parse_iperf(_iperf_udp(True), s)
+        self.assertEqual(m["ooo"], 3)
+        self.assertAlmostEqual(m["loss"], 5.0)
+
+    def test_tcp(self):
+        j = {"end": {"streams": [{"sender": {"sender": True}}],
+                     "sum_sent": {"retransmits": 7},
+                     "sum_received": {"bytes": 2e6, "seconds": 2.0,
+                                      "bits_per_second": 8e6}}}
+        m, d = measure.parse_iperf(j, {"kind": "tcp", "direction": "up"})
+        self.assertEqual(m["throughput"], 8.0)
+        self.assertEqual(m["retrans"], 7)
+
+    def test_error(self):
+        with self.assertRaises(ValueError):
+            measure.parse_iperf({"error": "unable to connect"},
+                                {"kind": "udp", "size": 1200})
+
+    def test_ping(self):
+        out = ("64 bytes from 198.19.0.1: icmp_seq=1 ttl=64 time=3.41 ms\n"
+               "64 bytes from 198.19.0.1: icmp_seq=2 ttl=64 time=3.52 ms\n"
+               "2 packets transmitted, 2 received, 0% packet loss\n")
+        times, sent, got = measure.parse_ping(out)
+        self.assertEqual(times, [3.41, 3.52])
+        self.assertEqual((sent, got), (2, 2))
+
+    def test_cpu_delta(self):
+        before = {1: ("pptpd", 10, 100_000_000), 2: ("pppd", 5, 50_000_000)}
+        after = {1: ("pptpd", 30, 300_000_000), 2: ("pppd", 6, 60_000_000),
+                 3: ("pptpctrl", 4, 40_000_000)}
+        ticks, ns, per, gone = measure.cpu_delta(before, after)
+        self.assertAlmostEqual(ns, 0.25)
+        self.assertAlmostEqual(ticks, 25 / measure.CLK_TCK)
+        self.assertEqual(gone, [])
+        self.assertIn("pptpctrl", per)
+
+
+class TestReport(unittest.TestCase):
+    def _raw(self, base_cpu, new_cpu):
+        recs = []
+        for rnd in (1, 2, 3):
+            for lab, cpu in (("A", base_cpu), ("B", new_cpu)):
+                recs.append({"round": rnd, "version": lab, "stream": "s1",
+                             "kind": "udp",
+                             "metrics": {"throughput": 1.0 + rnd * 0.001,
+                                         "cpu_per_mb": cpu + rnd,
+                                         "loss": 0.0, "ooo": 0.0,
+                                         "jitter": 0.1},
+                             "detail": {"bytes": 625000}})
+                recs.append({"round": rnd, "version": lab, "stream": "ping",
+                             "kind": "ping", "metrics": {"rtt": 3.0},
+                             "detail": {}})
+        plan = {"versions": [{"label": "A"}, {"label": "B"}],
+                "streams": [{"name": "s1", "kind": "udp", "size": 1200,
+                             "rate_bps": 1e6, "duration": 5,
+                             "direction": "up"}]}
+        return {"plan": plan, "records": recs}
+
+    def _run(self, raw):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "raw.json"), "w") as f:
+                json.dump(raw, f)
+            out = io.StringIO()
+            n, rows = report.report(d, 5.0, log=lambda *_: None, out=out)
+            files = set(os.listdir(d))
+        return n, out.getvalue(), files
+
+    def test_same(self):
+        n, text, files = self._run(self._raw(100, 100))
+        self.assertEqual(n, 0)
+        self.assertIn("server CPU per MB", text)
+        self.assertNotIn("REGRESSION", text)
+        self.assertTrue({"summary.csv", "rounds.csv", "table.txt"} <= files)
+
+    def test_regression(self):
+        n, text, _ = self._run(self._raw(100, 140))
+        self.assertEqual(n, 1)
+        self.assertIn("B REGRESSION: s1 server CPU per MB", text)
+
+
+def main():
+    """Run every test; end with the plain `N passed, N failed` line."""
+    suite = unittest.defaultTestLoader.loadTestsFromModule(
+        sys.modules[__name__])
+    res = unittest.TextTestRunner(verbosity=1).run(suite)
+    bad = len(res.failures) + len(res.errors)
+    print("regress: %d passed, %d failed" % (res.testsRun - bad, bad))
+    return 0 if res.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
