@@ -448,19 +448,32 @@ out:
 
 /* ---- notifiers ---- */
 
+static int need_decision;
+
 static void
 on_phase(void *arg, int ph)
 {
 	(void)arg;
 	save_defaults();
 	switch (ph) {
-	case PHASE_ESTABLISH:
+	case PHASE_SERIALCONN:
 		/* A new link (pppd may run several with `persist`). */
 		reset_session();
 		break;
+	case PHASE_ESTABLISH:
+		/* LCP (re)starts: whoever authenticates next gets a fresh
+		 * decision.  (pppd also enters this phase when LCP goes
+		 * down, before it exits: keep the session facts.) */
+		need_decision = 1;
+		break;
 	case PHASE_NETWORK:
-		if (!auth_reported)
+		/* Reached from start_networks() after authentication, and
+		 * again from np_down() when IP goes down: decide once. */
+		if (need_decision) {
+			need_decision = 0;
+			restore_defaults();
 			decide();
+		}
 		break;
 	}
 }

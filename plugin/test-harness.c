@@ -279,6 +279,7 @@ ccp_open_sim(void)
 static void
 session(const char *user, const char *client)
 {
+	set_phase(PHASE_SERIALCONN);
 	set_phase(PHASE_ESTABLISH);
 	lcp_fsm[0].state = OPENED;
 	ccp_fsm[0].state = INITIAL;
@@ -592,6 +593,13 @@ main(int argc, char **argv)
 	    field_is(m, "tx_packets", "20") && field_is(m, "duration", "61") &&
 	    field_is(m, "ip", "198.19.0.10"));
 	CHECK(n_wtmp == 2 && last_wtmp[1][0] == '\0');
+	/* pppd then: np_down -> PHASE_NETWORK, link_down -> PHASE_ESTABLISH,
+	 * link_terminated -> PHASE_DEAD, die -> exitnotify. */
+	set_phase(PHASE_NETWORK);
+	CHECK(next_report() == NULL); /* no second decision */
+	set_phase(PHASE_ESTABLISH);
+	set_phase(PHASE_TERMINATE);
+	set_phase(PHASE_DEAD);
 	notify(exitnotify, EXIT_HANGUP);
 	m = next_report();
 	CHECK(m && strcmp(m->event, "exit") == 0);
