@@ -4,6 +4,7 @@
 PREFIX   ?= /usr/local
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
+PLUGINDIR ?= $(PREFIX)/lib/pptpd
 SYSCONFDIR ?= /etc
 DESTDIR  ?=
 
@@ -15,13 +16,15 @@ WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 ifeq ($(SANITIZE),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -Igre -Ipptpd
+ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -Igre -Ipptpd -Iplugin -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
 GRE_SRC   := $(wildcard gre/*.c)
 GRE_OBJ   := $(GRE_SRC:.c=.o)
 PPTPD_SRC := $(wildcard pptpd/*.c)
-PPTPD_OBJ := $(PPTPD_SRC:.c=.o)
+# The report parser is shared with the plugin; compiled apart so the plugin's
+# -fPIC object and ours never get mixed up.
+PPTPD_OBJ := $(PPTPD_SRC:.c=.o) pptpd/report-parse.o
 PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -37,6 +40,9 @@ pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a
 
 %.o: %.c $(wildcard gre/*.h pptpd/*.h)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+pptpd/report-parse.o: plugin/report.c plugin/report.h
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 plugin:

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pty.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +24,38 @@
 #include "gre.h"
 #include "msg.h"
 #include "pool.h"
+#include "report.h"
 #include "server.h"
 
 #define CALL_ID_TRIES  64
 
+/* Append a formatted string to buf and to argv. */
+static char *
+call_argv_str(char **buf, size_t *buflen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static char *
+call_argv_str(char **buf, size_t *buflen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(*buf, *buflen, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= *buflen)
+		return NULL;
+	char *s = *buf;
+	*buf += n + 1;
+	*buflen -= (size_t)n + 1;
+	return s;
+}
+
 int
-call_pppd_argv(const struct conf *conf, struct in_addr local, struct in_addr remote,
-    struct in_addr client, char *argv[CALL_ARGV_MAX], char *buf, size_t buflen)
+call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
+    char *argv[CALL_ARGV_MAX], char *buf, size_t buflen)
 {
 	int argc = 0;
-	char client_s[INET_ADDRSTRLEN];
-	inet_ntop(AF_INET, &client, client_s, sizeof(client_s));
+	char client[INET_ADDRSTRLEN], l[INET_ADDRSTRLEN] = "", r[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &in->client, client, sizeof(client));
 
 	argv[argc++] = conf->ppp;
 	argv[argc++] = "local";
@@ -42,27 +64,40 @@ call_pppd_argv(const struct conf *conf, struct in_addr local, struct in_addr rem
 		argv[argc++] = conf->option;
 	}
 	argv[argc++] = conf->speed;
-	if (remote.s_addr != INADDR_ANY) {
+	if (in->remote.s_addr != INADDR_ANY) {
 		/* Without localip pppd picks its own address: ":REMOTE". */
-		char l[INET_ADDRSTRLEN] = "", r[INET_ADDRSTRLEN];
-		if (local.s_addr != INADDR_ANY)
-			inet_ntop(AF_INET, &local, l, sizeof(l));
-		inet_ntop(AF_INET, &remote, r, sizeof(r));
-		int n = snprintf(buf, buflen, "%s:%s", l, r);
-		if (n < 0 || (size_t)n >= buflen)
+		if (in->local.s_addr != INADDR_ANY)
+			inet_ntop(AF_INET, &in->local, l, sizeof(l));
+		inet_ntop(AF_INET, &in->remote, r, sizeof(r));
+		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%s:%s", l, r)) == NULL)
 			return -1;
-		argv[argc++] = buf;
-		buf += n + 1;
-		buflen -= (size_t)n + 1;
 	}
-	if ((size_t)snprintf(buf, buflen, "%s", client_s) >= buflen)
+	char *cl = call_argv_str(&buf, &buflen, "%s", client);
+	if (cl == NULL)
 		return -1;
 	if (!conf->noipparam) {
 		argv[argc++] = "ipparam";
-		argv[argc++] = buf;
+		argv[argc++] = cl;
 	}
 	argv[argc++] = "remotenumber";
-	argv[argc++] = buf;
+	argv[argc++] = cl;
+	if (in->report_path != NULL) {
+		argv[argc++] = "plugin";
+		argv[argc++] = conf->plugin;
+		argv[argc++] = "pptpd-report";
+		argv[argc++] = (char *)in->report_path;
+		argv[argc++] = "pptpd-call";
+		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%u", in->call_id)) == NULL)
+			return -1;
+		argv[argc++] = "pptpd-client";
+		argv[argc++] = cl;
+		if (conf->peers != NULL) {
+			argv[argc++] = "pptpd-peers";
+			argv[argc++] = conf->peers;
+		}
+		if (conf->logwtmp)
+			argv[argc++] = "pptpd-logwtmp";
+	}
 	argv[argc] = NULL;
 	return argc;
 }
@@ -111,7 +146,7 @@ call_spawn(struct call *c, const struct conf *conf, const char **reason)
 	int master, slave;
 	struct termios tio;
 	char *argv[CALL_ARGV_MAX];
-	char buf[128];
+	char buf[256];
 
 	memset(&tio, 0, sizeof(tio));
 	cfmakeraw(&tio);   /* echo off before pppd runs: no frame bounces back */
@@ -119,8 +154,9 @@ call_spawn(struct call *c, const struct conf *conf, const char **reason)
 		*reason = "cannot open a pty";
 		return -1;
 	}
-	if (call_pppd_argv(conf, c->local_ip, c->remote_ip, c->peer, argv, buf,
-	    sizeof(buf)) < 0) {
+	struct call_argv_in in = { c->local_ip, c->remote_ip, c->peer, c->id,
+		c->srv->facts.fd >= 0 ? c->srv->facts.path : NULL };
+	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
 		*reason = "pppd arguments too long";
 		goto fail;
 	}
@@ -280,12 +316,13 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 void
 call_reaped(struct call *c, int status)
 {
-	char why[64];
+	char why[96];
 	c->pid = 0;
 	if (c->state == CALL_ACTIVE) {
 		if (WIFEXITED(status))
-			snprintf(why, sizeof(why), "pppd exited with status %d",
-			    WEXITSTATUS(status));
+			snprintf(why, sizeof(why), "pppd exited with status %d%s%s%s",
+			    WEXITSTATUS(status), c->exit_reason[0] ? " (" : "",
+			    c->exit_reason, c->exit_reason[0] ? ")" : "");
 		else
 			snprintf(why, sizeof(why), "pppd killed by signal %d",
 			    WTERMSIG(status));
@@ -317,4 +354,78 @@ call_pty_closed(struct call *c, int err)
 	/* Stop polling a dead pty, which would report EOF forever. */
 	loop_fd_del(c->srv->loop, &c->pty_lf);
 	loop_timer_set(c->srv->loop, &c->end_timer, 0, call_pty_gone, c);
+}
+
+static struct call *
+call_by_id(struct server *s, uint16_t id)
+{
+	struct call *c;
+	TAILQ_FOREACH(c, &s->calls, s_entry)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+static const char *
+call_fact(const struct report_msg *m, const char *key)
+{
+	const char *v = report_get(m, key);
+	return v != NULL && *v ? v : "-";
+}
+
+static void
+call_log_session(struct call *c, const struct report_msg *m)
+{
+	char peer[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &c->peer, peer, sizeof(peer));
+	if (strcmp(m->event, "auth") == 0) {
+		snprintf(c->user, sizeof(c->user), "%s", call_fact(m, "user"));
+		log_msg(LOG_INFO, "call %u/%u %s: user %s authenticated, MPPE policy %s "
+		    "(%s)", c->id, c->peer_id, peer, c->user, call_fact(m, "policy"),
+		    call_fact(m, "rule"));
+	} else if (strcmp(m->event, "up") == 0) {
+		snprintf(c->user, sizeof(c->user), "%s", call_fact(m, "user"));
+		snprintf(c->mppe, sizeof(c->mppe), "%s", call_fact(m, "mppe"));
+		c->up_ms = loop_now(c->srv->loop);
+		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "
+		    "tunnel %s mppe %s%s policy %s", c->id, c->peer_id, c->user, peer,
+		    call_fact(m, "ip"), c->mppe,
+		    strcmp(c->mppe, "none") == 0 ? "" :
+		    strcmp(call_fact(m, "stateless"), "1") == 0 ? " stateless" : " stateful",
+		    call_fact(m, "policy"));
+	} else if (strcmp(m->event, "down") == 0) {
+		log_msg(LOG_NOTICE, "session end: call %u/%u user %s client %s tunnel %s "
+		    "mppe %s duration %s s rx %s bytes %s packets tx %s bytes %s packets",
+		    c->id, c->peer_id, c->user, peer, call_fact(m, "ip"),
+		    c->mppe[0] ? c->mppe : "-", call_fact(m, "duration"),
+		    call_fact(m, "rx_bytes"), call_fact(m, "rx_packets"),
+		    call_fact(m, "tx_bytes"), call_fact(m, "tx_packets"));
+	} else if (strcmp(m->event, "exit") == 0) {
+		snprintf(c->exit_reason, sizeof(c->exit_reason), "%s",
+		    call_fact(m, "reason"));
+	}
+}
+
+void
+call_report(struct server *s, const char *data, size_t len, pid_t pid)
+{
+	struct report_msg m;
+	const char *why = NULL;
+	uint64_t id;
+	struct call *c = NULL;
+
+	if (report_parse(&m, data, len, &why) < 0)
+		;
+	else if (report_get_u64(&m, "call", &id) < 0 || id > UINT16_MAX)
+		why = "no call id";
+	else if ((c = call_by_id(s, (uint16_t)id)) == NULL)
+		why = "no such call";
+	else if (pid == 0 || c->pid != pid)
+		why = "not sent by that call's pppd";
+	if (why != NULL) {
+		log_rl(&s->rl_input, loop_now(s->loop), LOG_WARNING,
+		    "plugin report from pid %d dropped: %s", (int)pid, why);
+		return;
+	}
+	call_log_session(c, &m);
 }

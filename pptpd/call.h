@@ -40,6 +40,11 @@ struct call {
 	struct loop_timer end_timer;   /* ends the call outside engine callbacks */
 	struct gre_call  *gre;
 	uint64_t          started_ms;
+	/* What the pppd plugin reported (facts.c), for the session log. */
+	char              user[64];
+	char              mppe[8];      /* "none", "40", "128"; "" unknown */
+	char              exit_reason[32];
+	uint64_t          up_ms;
 };
 
 /* Answer an OCRQ: allocate addresses and a Call ID, start pppd. On failure
@@ -63,7 +68,15 @@ void call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm);
 
 /* Build pppd's argv in Poptop's form into argv[CALL_ARGV_MAX] using buf for
  * the strings; returns argc. Exposed for the unit tests. */
-int call_pppd_argv(const struct conf *conf, struct in_addr local, struct in_addr remote,
-    struct in_addr client, char *argv[CALL_ARGV_MAX], char *buf, size_t buflen);
+struct call_argv_in {
+	struct in_addr local, remote, client;
+	uint16_t       call_id;
+	const char    *report_path;   /* NULL: no plugin */
+};
+int call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
+    char *argv[CALL_ARGV_MAX], char *buf, size_t buflen);
+
+/* A datagram from the pppd plugin, sent by process `pid`. */
+void call_report(struct server *s, const char *data, size_t len, pid_t pid);
 
 #endif

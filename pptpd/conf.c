@@ -49,6 +49,10 @@ static const struct key keys[] = {
 	{ "noipparam",   K_FLAG,  F(noipparam),   0, 0, NULL },
 	{ "debug",       K_FLAG,  F(debug),       0, 0, NULL },
 	{ "logwtmp",     K_FLAG,  F(logwtmp),     0, 0, NULL },
+	{ "connections-per-client", K_INT, F(per_client), 0, 65535, NULL },
+	{ "plugin",      K_PATH,  F(plugin),      0, 0, NULL },
+	{ "noplugin",    K_FLAG,  F(noplugin),    0, 0, NULL },
+	{ "peers",       K_PATH,  F(peers),       0, 0, NULL },
 	{ "bcrelay",     K_IGNORED, 0, 0, 0,
 	  "broadcasts are not relayed to clients" },
 	{ "delegate",    K_IGNORED_FLAG, 0, 0, 0,
@@ -384,7 +388,9 @@ conf_copy(struct conf *dst, const struct conf *src)
 	dst->warnings = NULL;
 	dst->nwarnings = 0;
 	dst->file = dst->option = dst->ppp = dst->pidfile = dst->speed = NULL;
-	dst->localip = dst->remoteip = NULL;
+	dst->localip = dst->remoteip = dst->plugin = dst->peers = NULL;
+	rc |= src->plugin && set_str(&dst->plugin, src->plugin);
+	rc |= src->peers && set_str(&dst->peers, src->peers);
 	rc |= src->file && set_str(&dst->file, src->file);
 	rc |= src->option && set_str(&dst->option, src->option);
 	rc |= src->ppp && set_str(&dst->ppp, src->ppp);
@@ -403,6 +409,7 @@ conf_init(struct conf *c)
 	set_str(&c->ppp, CONF_DEFAULT_PPP);
 	set_str(&c->pidfile, CONF_DEFAULT_PIDFILE);
 	set_str(&c->speed, CONF_DEFAULT_SPEED);
+	set_str(&c->plugin, CONF_DEFAULT_PLUGIN);
 	c->listen.s_addr = htonl(INADDR_ANY);
 	c->connections = CONF_DEFAULT_CONNECTIONS;
 	c->stimeout = CONF_DEFAULT_STIMEOUT;
@@ -455,7 +462,9 @@ conf_free(struct conf *c)
 	free(c->speed);
 	free(c->localip);
 	free(c->remoteip);
+	free(c->plugin);
+	free(c->peers);
 	free_warnings(c);
 	c->file = c->option = c->ppp = c->pidfile = c->speed = NULL;
-	c->localip = c->remoteip = NULL;
+	c->localip = c->remoteip = c->plugin = c->peers = NULL;
 }

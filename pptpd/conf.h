@@ -8,6 +8,10 @@
  * Keys: option FILE, ppp PATH, pidfile PATH, speed N (1..2147483647),
  * localip SPEC, remoteip SPEC (see pool.h), listen IPV4, connections N
  * (1..65535), stimeout SECONDS (1..3600), noipparam, debug, logwtmp.
+ * Our own: connections-per-client N (0..65535, 0 = no limit) caps control
+ * connections from one client address; plugin PATH is the pptpd-policy pppd
+ * plugin given to every pppd; noplugin leaves it out; peers FILE is the
+ * per-peer MPPE policy file the plugin reads (pptpd-peers(5)).
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *
@@ -31,6 +35,9 @@
 #define CONF_ERR_LEN             256
 #define CONF_LINE_MAX            4096   /* bytes per line, without newline */
 #define CONF_MAX_WARNINGS        32     /* further warnings are dropped */
+#ifndef CONF_DEFAULT_PLUGIN
+#define CONF_DEFAULT_PLUGIN      "/usr/local/lib/pptpd/pptpd-policy.so"
+#endif
 
 struct conf {
 	char          *file;          /* path it was read from */
@@ -46,6 +53,10 @@ struct conf {
 	int            noipparam;
 	int            debug;
 	int            logwtmp;
+	int            per_client;    /* connections from one address, 0: any */
+	char          *plugin;        /* pptpd-policy.so */
+	int            noplugin;
+	char          *peers;         /* per-peer MPPE policy file */
 	/* Where each key was set (line number, 0 = default): lets a later
 	 * semantic error (e.g. the pool) point at file:line. */
 	int            line_localip, line_remoteip;

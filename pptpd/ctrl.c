@@ -54,6 +54,16 @@ struct ctrl {
 static void ctrl_ready(void *arg, uint32_t events);
 static void ctrl_echo_timeout(void *arg);
 
+unsigned
+ctrl_count_from(struct server *s, struct in_addr addr)
+{
+	unsigned n = 0;
+	struct ctrl *c;
+	TAILQ_FOREACH(c, &s->ctrls, entry)
+		n += c->peer.sin_addr.s_addr == addr.s_addr;
+	return n;
+}
+
 const char *
 ctrl_peer_str(const struct ctrl *c)
 {

@@ -26,6 +26,9 @@ void ctrl_close(struct ctrl *c, const char *reason);
 void ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result,
     uint8_t error, const char *stats);
 
+/* Control connections open from this address. */
+unsigned ctrl_count_from(struct server *s, struct in_addr addr);
+
 const char *ctrl_peer_str(const struct ctrl *c);
 struct in_addr ctrl_peer_addr(const struct ctrl *c);
 

@@ -79,6 +79,9 @@ server_accept_one(struct server *s, int fd, const struct sockaddr_in *peer)
 		reason = "shutting down";
 	else if (s->nctrls >= (unsigned)s->conf->connections)
 		reason = "connection limit reached";
+	else if (s->conf->per_client &&
+	    ctrl_count_from(s, peer->sin_addr) >= (unsigned)s->conf->per_client)
+		reason = "per-client connection limit reached";
 	else if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
 		reason = strerror(errno);
 	if (reason == NULL) {
@@ -149,6 +152,7 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->loop = loop;
 	s->listen_fd = -1;
 	s->listen_lf.fd = -1;
+	s->facts.fd = -1;
 	s->gre_lf.fd = -1;
 	TAILQ_INIT(&s->ctrls);
 	TAILQ_INIT(&s->calls);
@@ -172,6 +176,18 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	}
 	struct loop_hook hook = { server_gre_deadline, server_gre_timers, s };
 	loop_set_hook(loop, &hook);
+	s->facts.fd = -1;
+	if (!conf->noplugin) {
+		/* Fail now, not at every call: pppd would refuse to start. */
+		if (access(conf->plugin, R_OK) < 0) {
+			snprintf(err, errlen, "pppd plugin %s: %s (set 'plugin PATH', or "
+			    "'noplugin' to run pppd without it)", conf->plugin,
+			    strerror(errno));
+			goto fail;
+		}
+		if (facts_open(&s->facts, s, err, errlen) < 0)
+			goto fail;
+	}
 	if (server_listen(s, err, errlen) < 0)
 		goto fail;
 	return s;
@@ -238,6 +254,7 @@ server_free(struct server *s)
 		return;
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
+	facts_close(&s->facts);
 	if (s->gre != NULL) {
 		loop_fd_del(s->loop, &s->gre_lf);
 		gre_engine_free(s->gre);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "facts.h"
 #include "log.h"
 #include "loop.h"
 
@@ -25,6 +26,7 @@ struct server {
 	struct pool       *pool;
 	struct gre_engine *gre;
 	struct loop_fd     gre_lf;
+	struct facts       facts;      /* reports of the pppd plugin */
 	int                listen_fd;
 	struct loop_fd     listen_lf;
 	struct ctrl_list   ctrls;

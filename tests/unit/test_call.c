@@ -38,8 +38,9 @@ test_argv_poptop_form(void **state)
 	conf_init(&c);
 	free(c.option);
 	c.option = strdup("/etc/ppp/options.pptpd");
-	int argc = call_pppd_argv(&c, ip("198.19.0.1"), ip("198.19.0.10"),
-	    ip("198.18.0.2"), argv, buf, sizeof(buf));
+	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
+		ip("198.18.0.2"), 4711, NULL };
+	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	assert_int_not_equal(argc, -1);
 	assert_null(argv[argc]);
 	join(argv, argc, line, sizeof(line));
@@ -58,7 +59,8 @@ test_argv_noipparam_no_pool(void **state)
 	c.option = NULL;
 	c.noipparam = 1;
 	struct in_addr any = { .s_addr = INADDR_ANY };
-	int argc = call_pppd_argv(&c, any, any, ip("203.0.113.9"), argv, buf, sizeof(buf));
+	struct call_argv_in in = { any, any, ip("203.0.113.9"), 1, NULL };
+	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	join(argv, argc, line, sizeof(line));
 	assert_string_equal(line, "/usr/sbin/pppd local 115200 remotenumber 203.0.113.9");
 	conf_free(&c);
@@ -70,8 +72,33 @@ test_argv_buffer_too_small(void **state)
 	struct conf c;
 	char *argv[CALL_ARGV_MAX], buf[8];
 	conf_init(&c);
-	assert_int_equal(call_pppd_argv(&c, ip("198.19.0.1"), ip("198.19.0.10"),
-	    ip("198.18.0.2"), argv, buf, sizeof(buf)), -1);
+	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
+		ip("198.18.0.2"), 1, NULL };
+	assert_int_equal(call_pppd_argv(&c, &in, argv, buf, sizeof(buf)), -1);
+	conf_free(&c);
+}
+
+static void
+test_argv_plugin_options(void **state)
+{
+	struct conf c;
+	char *argv[CALL_ARGV_MAX], buf[256], line[1024];
+	conf_init(&c);
+	free(c.option);
+	c.option = NULL;
+	free(c.plugin);
+	c.plugin = strdup("/lib/pptpd/pptpd-policy.so");
+	c.peers = strdup("/etc/ppp/pptpd-peers");
+	c.logwtmp = 1;
+	struct in_addr any = { .s_addr = INADDR_ANY };
+	struct call_argv_in in = { any, ip("198.19.0.10"), ip("198.18.0.2"), 4711,
+		"/run/pptpd/report.1.sock" };
+	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	join(argv, argc, line, sizeof(line));
+	assert_string_equal(line, "/usr/sbin/pppd local 115200 :198.19.0.10 "
+	    "ipparam 198.18.0.2 remotenumber 198.18.0.2 plugin /lib/pptpd/pptpd-policy.so "
+	    "pptpd-report /run/pptpd/report.1.sock pptpd-call 4711 pptpd-client 198.18.0.2 "
+	    "pptpd-peers /etc/ppp/pptpd-peers pptpd-logwtmp");
 	conf_free(&c);
 }
 
@@ -82,6 +109,7 @@ main(void)
 		cmocka_unit_test(test_argv_poptop_form),
 		cmocka_unit_test(test_argv_noipparam_no_pool),
 		cmocka_unit_test(test_argv_buffer_too_small),
+		cmocka_unit_test(test_argv_plugin_options),
 	};
 	return cmocka_run_group_tests_name("call", tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@
 
 #define DAEMON      "pptpd/pptpd"
 #define FAKE_PPPD   "tests/fixtures/fake-pppd"
+#define PLUGIN      "plugin/pptpd-policy.so"
 #define REPLY_MS    3000
 
 static char tmpdir[] = "/tmp/pptpd-test-XXXXXX";
@@ -67,7 +68,8 @@ daemon_start(const char *extra)
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(conf, sizeof(conf),
 	    "ppp %s/" FAKE_PPPD "\noption %s/options\nlocalip 198.19.0.1\n"
-	    "remoteip 198.19.0.10-11\nlisten 127.0.0.1\n%s", cwd, tmpdir, extra);
+	    "remoteip 198.19.0.10-11\nlisten 127.0.0.1\nplugin %s/" PLUGIN "\n%s",
+	    cwd, tmpdir, cwd, extra);
 	write_file("pptpd.conf", conf);
 	write_file("options", "# nothing\n");
 	snprintf(logpath, sizeof(logpath), "%s/pptpd.log", tmpdir);
@@ -288,10 +290,12 @@ test_call_setup_and_clear(void **state)
 	wait_for(args_files, 1, 2000);
 
 	/* pppd got Poptop's argument list */
-	char cmd[PATH_MAX + 64];
+	char cmd[PATH_MAX * 2 + 256];
 	snprintf(cmd, sizeof(cmd), "grep -q '^local file %s/options 115200 "
-	    "198.19.0.1:198.19.0.10 ipparam 127.0.0.1 remotenumber 127.0.0.1$' %s/*.args",
-	    tmpdir, tmpdir);
+	    "198.19.0.1:198.19.0.10 ipparam 127.0.0.1 remotenumber 127.0.0.1 "
+	    "plugin .*/" PLUGIN " pptpd-report /run/pptpd/report.[0-9]*.sock "
+	    "pptpd-call %u pptpd-client 127.0.0.1$' %s/*.args",
+	    tmpdir, r.u.ocrp.call_id, tmpdir);
 	assert_int_equal(system(cmd), 0);
 
 	/* Echo and Set-Link-Info on a live call */

@@ -1,0 +1,26 @@
+/* Session facts from the pptpd-policy pppd plugin: one UNIX datagram
+ * socket for the daemon, one datagram per session event (plugin/report.h is
+ * the contract). Only datagrams whose sender is the pppd we started for the
+ * call they name are believed. */
+#ifndef PPTPD_FACTS_H
+#define PPTPD_FACTS_H
+
+#include <sys/un.h>
+
+#include "loop.h"
+
+struct server;
+
+#define FACTS_DIR "/run/pptpd"
+
+struct facts {
+	struct server *srv;
+	int            fd;
+	struct loop_fd lf;
+	char           path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+int  facts_open(struct facts *f, struct server *s, char *err, size_t errlen);
+void facts_close(struct facts *f);
+
+#endif
