@@ -68,6 +68,10 @@
 #define CCP_CI_MPPE_LEN 6
 #define CCP_CONFREQ 1
 #define CCP_CONFREJ 4
+#ifndef PPP_LCP
+#define PPP_LCP 0xc021
+#endif
+#define LCP_PROTREJ 8
 
 /* Only these two are exported (the Makefile builds with
  * -fvisibility=hidden): nothing of ours can clash with pppd or another
@@ -400,7 +404,21 @@ snoop_recv(unsigned char *p, int len)
 		proto = p[2] << 8 | p[3];
 		code = p[4];
 		clen = p[6] << 8 | p[7];
-		if (proto != PPP_CCP || clen < 4 || clen > len - 4)
+		if (clen < 4 || clen > len - 4)
+			goto out;
+		if (proto == PPP_LCP && code == LCP_PROTREJ && clen >= 6 &&
+		    (p[8] << 8 | p[9]) == PPP_CCP) {
+			/* The client does not speak CCP at all: pppd's
+			 * ccp_protrej closes the link if MPPE is wanted. */
+			if (allow_state == ALLOW_PENDING)
+				fall_back("client rejected the CCP protocol");
+			else if (ccp_gotoptions[0].mppe)
+				error(PLUGIN ": client does not do CCP, MPPE "
+				    "required by %s (policy %s): "
+				    "disconnecting", rule_src, policy_name());
+			goto out;
+		}
+		if (proto != PPP_CCP)
 			goto out;
 		opts = p + 8;
 		off = find_mppe(opts, clen - 4);

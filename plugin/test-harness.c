@@ -516,6 +516,19 @@ main(int argc, char **argv)
 	CHECK(n_continue == 1);
 	CHECK(n_lcp_close == 0);
 
+	fprintf(stderr, "== bob: allow, client protocol-rejects CCP\n");
+	session("bob", "198.18.0.3");
+	drain_reports();
+	{
+		static const unsigned char protrej[] = { 0xff, 0x03, 0xc0, 0x21,
+		    8, 3, 0, 10, 0x80, 0xfd, 1, 1, 0, 4 };
+		memcpy(pkt, protrej, sizeof(protrej));
+		snoop_recv_hook(pkt, sizeof(protrej));
+	}
+	CHECK(ccp_gotoptions[0].mppe == 0 && ccp_wantoptions[0].mppe == 0);
+	CHECK(n_continue == 1);
+	CHECK(strstr(logbuf, "client rejected the CCP protocol") != NULL);
+
 	fprintf(stderr, "== carol: deny (options file says require-mppe-128)\n");
 	session("carol", "198.18.0.4");
 	CHECK(ccp_wantoptions[0].mppe == 0);
