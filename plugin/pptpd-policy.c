@@ -613,6 +613,17 @@ find_refuse_stateful(void)
 PLUGIN_EXPORT void
 plugin_init(void)
 {
+	static int initialized;
+
+	/* Named twice (pptpd passes `plugin` and the options file has it
+	 * too): pppd's dlopen returns the same copy and calls us again.
+	 * Registering twice would double every report and make our snoop
+	 * hook call itself. */
+	if (initialized) {
+		info(PLUGIN ": already loaded");
+		return;
+	}
+	initialized = 1;
 	refuse_stateful = find_refuse_stateful();
 	if (refuse_stateful == NULL)
 		fatal(PLUGIN ": this pppd's CCP has no MPPE support or is not "

@@ -416,6 +416,13 @@ main(int argc, char **argv)
 		return 1;
 	init();
 	CHECK(plugin_opts != NULL);
+	{
+		void (*hook)(unsigned char *, int) = snoop_recv_hook;
+		struct notifier *pc = phasechange;
+		init(); /* loaded twice: no second registration */
+		CHECK(snoop_recv_hook == hook && phasechange == pc);
+		CHECK(strstr(logbuf, "already loaded") != NULL);
+	}
 	CHECK(snoop_recv_hook != NULL);
 	CHECK(strstr(logbuf, "plugin for pppd " VERSION " loaded") != NULL);
 
