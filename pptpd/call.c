@@ -291,11 +291,15 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	c->state = CALL_ENDING;
 	struct gre_stats st;
 	gre_call_stats(c->gre, &st);
-	log_msg(LOG_INFO, "call %u/%u %s: ended after %llu s: %s (rx %llu pkts, "
-	    "tx %llu pkts)", c->id, c->peer_id, inet_ntoa(c->peer),
+	log_msg(LOG_INFO, "call %u/%u %s: ended after %llu s: %s (gre rx %llu "
+	    "reordered %llu lost %llu duplicate %llu stale %llu wrong-source %llu, "
+	    "tx %llu, pty drops %llu)", c->id, c->peer_id, inet_ntoa(c->peer),
 	    (unsigned long long)(loop_now(s->loop) - c->started_ms) / 1000,
 	    reason, (unsigned long long)st.rx_packets,
-	    (unsigned long long)st.tx_packets);
+	    (unsigned long long)st.rx_reordered, (unsigned long long)st.rx_lost,
+	    (unsigned long long)st.rx_duplicates, (unsigned long long)st.rx_stale,
+	    (unsigned long long)st.rx_wrong_source,
+	    (unsigned long long)st.tx_packets, (unsigned long long)st.pty_drops);
 	if (c->ctrl != NULL) {
 		ctrl_call_ended(c->ctrl, c, cdn_result, PPTP_ERR_NONE, reason);
 		c->ctrl = NULL;

@@ -158,6 +158,9 @@ on_signal(void *arg, int signo)
 	case SIGCHLD:
 		server_reap(s);
 		break;
+	case SIGUSR1:
+		server_status(s);
+		break;
 	case SIGHUP:
 		log_msg(LOG_NOTICE, "SIGHUP: reload is not supported; restart to apply changes");
 		break;
@@ -173,7 +176,7 @@ main(int argc, char **argv)
 	struct opts o = { .conf_file = CONF_DEFAULT_FILE };
 	struct conf conf;
 	char err[CONF_ERR_LEN];
-	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
 
 	if (parse_args(argc, argv, &o) < 0)
 		return EXIT_CONFIG;

@@ -262,3 +262,24 @@ server_free(struct server *s)
 	pool_free(s->pool);
 	free(s);
 }
+
+void
+server_status(struct server *s)
+{
+	unsigned active = 0, ending = 0;
+	struct call *c;
+	struct gre_engine_stats gs;
+	TAILQ_FOREACH(c, &s->calls, s_entry) {
+		if (c->state == CALL_ACTIVE)
+			active++;
+		else
+			ending++;
+	}
+	gre_engine_stats(s->gre, &gs);
+	log_msg(LOG_NOTICE, "status: %u connections, %u calls active, %u ending, "
+	    "pool %zu of %zu free, gre rx %llu tx %llu malformed %llu unknown-call %llu",
+	    s->nctrls, active, ending, s->pool ? pool_available(s->pool) : 0,
+	    s->pool ? pool_size(s->pool) : 0, (unsigned long long)gs.rx_datagrams,
+	    (unsigned long long)gs.tx_datagrams, (unsigned long long)gs.rx_malformed,
+	    (unsigned long long)gs.rx_unknown_call);
+}

@@ -44,6 +44,8 @@ void server_shutdown(struct server *s);
 void server_free(struct server *s);
 /* SIGCHLD: reap every exited pppd. */
 void server_reap(struct server *s);
+/* SIGUSR1: one log line with connections, calls and the pool. */
+void server_status(struct server *s);
 
 /* Bookkeeping used by ctrl.c and call.c. */
 void server_ctrl_gone(struct server *s, struct ctrl *c);

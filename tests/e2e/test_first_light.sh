@@ -1,0 +1,99 @@
+#!/bin/bash
+# test_first_light.sh -- our pptpd end to end with the real stack: the
+# pptp-linux client under pppd (MPPE-128 required) dials our daemon, which
+# runs the real pppd (MS-CHAPv2 + MPPE-128 required) on a pty and carries
+# the frames over our GRE engine.
+#
+#   scripts/e2e-run tests/e2e/test_first_light.sh
+#
+# What a user checks: the session is encrypted, traffic passes without loss,
+# two clients get different addresses, deliberate reordering by the client
+# does not lose packets, and dialling in and out 20 times leaves no pppd, no
+# zombie, no leaked descriptor and every address back in the pool.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+CYCLES=${FIRST_LIGHT_CYCLES:-20}
+
+# status_field NAME: a number from the daemon's SIGUSR1 status line.
+status_line() {
+	local before
+	before=$(grep -c 'status:' "$E2E_SERVER_LOG" || true)
+	kill -USR1 "$(server_pid)"
+	for _ in $(seq 50); do
+		[ "$(grep -c 'status:' "$E2E_SERVER_LOG" || true)" -gt "$before" ] && break
+		sleep 0.1
+	done
+	grep 'status:' "$E2E_SERVER_LOG" | tail -n 1
+}
+
+server_children() { children "$(server_pid)" | wc -l; }
+
+e2e_init
+netns_up
+write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
+server_start "$PPTPD"
+tap_ok "pptpd listens on 198.18.0.1:1723"
+
+# ---- one client: encryption, pings, iperf3
+ip=$(client_up c1 alice "$(user_pass alice)")
+tap_ok "alice dialed in: tunnel $ip, dial time $(client_dial_time c1) s"
+assert_log_contains "$(client_log c1)" "MPPE 128-bit (stateless|stateful) compression enabled" \
+	"client log: MPPE 128-bit"
+assert_log_contains "$E2E_SERVER_PPPD_LOG" "MPPE 128-bit (stateless|stateful) compression enabled" \
+	"server pppd: MPPE 128-bit"
+assert_log_contains "$E2E_SERVER_LOG" "session start: call [0-9]+/[0-9]+ user alice client 198\.18\.0\.2 tunnel $ip mppe 128" \
+	"pptpd logs the session start with user, client, tunnel address and MPPE"
+assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 20 "20 pings through the tunnel, no loss"
+
+tcp=$(iperf_tcp "$NS_CLI" "$TUNNEL_LOCAL_IP" 5)
+assert_cmp "$tcp" ">" 0.5 "iperf3 TCP 5 s: $tcp Mbit/s"
+read -r rate loss <<<"$(iperf_udp "$NS_CLI" "$TUNNEL_LOCAL_IP" 4M 1200 5)"
+assert_cmp "$loss" "<" 1 "iperf3 UDP 1200 B at 4 Mbit/s: $rate Mbit/s, $loss % loss (< 1 %)"
+
+# ---- a second client at the same time
+ip2=$(CLIENT_NS=$NS_CLI2 client_up c2 bob "$(user_pass bob)")
+check "two clients get different addresses ($ip, $ip2)" test "$ip" != "$ip2"
+assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "client 1 passes traffic while client 2 is up"
+assert_ping "$NS_CLI2" "$TUNNEL_LOCAL_IP" 5 "client 2 passes traffic"
+read -r rate loss <<<"$(iperf_udp "$NS_CLI2" "$TUNNEL_LOCAL_IP" 2M 1200 3)"
+assert_cmp "$loss" "<" 1 "client 2 UDP 2 Mbit/s: $loss % loss"
+client_down c2
+client_down c1
+
+# ---- pptp-linux's deliberate reordering (test types 1, 2, 3)
+for t in 1 2 3; do
+	ipt=$(PPTP_ARGS="--test-type $t --test-rate 10" client_up "t$t" alice "$(user_pass alice)")
+	read -r rate loss <<<"$(iperf_udp "$NS_CLI" "$TUNNEL_LOCAL_IP" 1M 1200 3)"
+	assert_cmp "$loss" "==" 0 "pptp --test-type $t (reordering): UDP 1 Mbit/s through $ipt, $loss % loss"
+	client_down "t$t"
+done
+
+# ---- dial / hang-up cycles leave nothing behind
+sleep 1
+fds0=$(fd_count "$(server_pid)")
+status0=$(status_line)
+diag "before cycles: $fds0 fds; $status0"
+for i in $(seq "$CYCLES"); do
+	client_up "cy$i" alice "$(user_pass alice)" >/dev/null
+	client_down "cy$i"
+done
+for _ in $(seq 50); do [ "$(server_children)" -eq 0 ] && break; sleep 0.2; done
+fds1=$(fd_count "$(server_pid)")
+status1=$(status_line)
+diag "after $CYCLES cycles: $fds1 fds; $status1"
+check "$CYCLES dial/hang-up cycles: no pppd left under pptpd" test "$(server_children)" -eq 0
+check "$CYCLES cycles: no zombie" test "$(zombie_count)" = 0
+check "$CYCLES cycles: pptpd has the same $fds0 descriptors ($fds1)" test "$fds1" -eq "$fds0"
+check "$CYCLES cycles: every address back in the pool" \
+	grep -Eq '0 calls active, 0 ending, pool 31 of 31 free' <<<"$status1"
+assert_log_contains "$E2E_SERVER_LOG" "session end: call [0-9]+/[0-9]+ user alice client 198\.18\.0\.2 tunnel 198\.19\.0\.[0-9]+ mppe 128 duration [0-9]+ s rx [1-9][0-9]* bytes" \
+	"pptpd logs the session end with duration and byte counts"
+
+# ---- clean shutdown: every pppd stopped, exit status 0
+pid=$(server_pid)
+kill -TERM "$pid"
+for _ in $(seq 50); do proc_alive "$pid" || break; sleep 0.2; done
+check "pptpd exits on SIGTERM" eval '! proc_alive '"$pid"
+
+e2e_done
