@@ -290,8 +290,14 @@ static void frame_dropped(struct gre_call *c)
 static void backlog_frame(struct gre_call *c, const uint8_t *p, size_t len)
 {
 	uint8_t tmp[HDLC_ENCODED_MAX(GRE_MAX_PAYLOAD)];
-	size_t n = hdlc_encode(p, len, c->send_accm, tmp, sizeof(tmp));
+	size_t n;
 
+	/* full for the worst case: do not spend the FCS on a likely drop */
+	if (c->bl_len + HDLC_ENCODED_MAX(len) > GRE_PTY_BACKLOG) {
+		frame_dropped(c);
+		return;
+	}
+	n = hdlc_encode(p, len, c->send_accm, tmp, sizeof(tmp));
 	if (backlog_put(c, tmp, n, 0) < 0)
 		frame_dropped(c);
 }
@@ -665,6 +671,11 @@ static void batch_end(struct gre_engine *e)
 		c->touched_next = NULL;
 		if (c->dead)
 			continue;
+		/* Do not wait for write readiness alone: a pty's wakeup can
+		 * come late (or, with some line disciplines, not at all), and
+		 * while traffic flows a try per batch is cheap. */
+		if (c->bl_len && c->want_write)
+			gre_call_pty_output(c);
 		if (c->rx.ack_pending && c->rx_unacked >= c->ack_threshold)
 			call_send_ack(c);
 		else if (c->rx.ack_pending && !tnode_armed(&c->ack_timer))

@@ -62,8 +62,11 @@ struct gre_engine_stats {
  * stalls. */
 #define GRE_ACK_DELAY_MS     100
 #define GRE_RECV_WINDOW_DFLT 64
-/* Bound of the per-call queue of bytes the pty would not take. */
-#define GRE_PTY_BACKLOG      (64 * 1024)
+/* Bound of the per-call queue of bytes the pty would not take, allocated
+ * only while the pty pushes back: ~190 frames of 1400 bytes, enough to ride
+ * out a scheduling hiccup of pppd's side (tens of ms at tens of MB/s)
+ * without turning into a bufferbloat queue. */
+#define GRE_PTY_BACKLOG      (256 * 1024)
 
 /* Open the raw socket bound to `bind_addr` (INADDR_ANY for all).
  * Returns NULL and sets errno on failure. */
