@@ -1,0 +1,277 @@
+#!/bin/bash
+# tests/attack/run.sh -- hostile input and limits, end to end.
+#
+# A PPTP server ($PPTPD_SERVER: our pptpd/pptpd by default; Poptop's
+# /usr/sbin/pptpd works too) runs in namespace "srv" (198.18.0.1). A real
+# pptp-linux + pppd session from namespace "cli" (198.18.0.2) carries a ping
+# at 10/s through the tunnel for the whole run. From namespace "atk"
+# (198.18.0.3, .4 and 198.18.1.1-100) tests/attack/attack.py then sends
+# malformed control messages, abuses the protocol order, forges GRE and ICMP,
+# and floods connections; after each attack it checks that the live session
+# lost no packet, that the daemon is alive and that a new client is served
+# within 2 s. The run ends with a second real session, then the line
+#     N passed, M failed
+# and a non-zero exit status if anything failed.
+#
+# Needs a kernel with PPP: without one it re-runs itself in the VM test bed
+# (scripts/e2e-run -> scripts/vm/run). Runs in private network and mount
+# namespaces; /etc/ppp/{options,chap-secrets,ip-up.d,ip-down.d} are
+# replaced by test copies in the mount namespace only.
+#
+# Environment:
+#   PPTPD_SERVER         server binary (default: pptpd/pptpd of this tree)
+#   PPTPD_ATTACK_ONLY    attack groups: control,order,gre,flood,final
+#   PPTPD_PER_CLIENT     per-address connection limit to configure (default
+#                        8; 0 = the server has no such setting)
+#   PPTPD_PER_CLIENT_KEY its pptpd.conf key (default "connections-per-client")
+#   E2E_KEEP=1           keep the work directory; E2E_VERBOSE=1 show logs
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+self="$here/$(basename "${BASH_SOURCE[0]}")"
+server=${PPTPD_SERVER:-$root/pptpd/pptpd}
+stimeout=5
+connections=250
+per_client=${PPTPD_PER_CLIENT:-8}
+per_client_key=${PPTPD_PER_CLIENT_KEY:-connections-per-client}
+
+say() { printf '# %s\n' "$*"; }
+die() { printf 'attack: %s\n' "$*" >&2; exit 1; }
+
+# ------------------------------------------------ the second real client
+# Called back by attack.py (through --real-client-cmd) once every attack
+# is done: a brand-new session from the attacker's namespace must come up
+# and carry traffic.
+if [ "${1:-}" = real-client ]; then
+	# pptp-linux shares one control connection per server between all its
+	# calls through a socket in /var/run/pptp: without a private one this
+	# call would ride on the live client's connection (from another
+	# address) and its GRE would rightly be dropped.
+	if [ -z "${ATTACK_PRIVATE_RUN:-}" ]; then
+		export ATTACK_PRIVATE_RUN=1
+		exec unshare --mount --propagation private "$self" real-client
+	fi
+	mkdir -p /var/run/pptp
+	mount -t tmpfs tmpfs /var/run/pptp
+	log=$ATTACK_WORK/second-client.log
+	: >"$log"
+	ip netns exec "$ATTACK_NS_ATK" pppd pty "pptp 198.18.0.1 --nolaunchpppd --nohostroute" \
+		name second user second remotename pptpd \
+		refuse-pap refuse-chap refuse-mschap refuse-eap \
+		noauth nodetach nodefaultroute noipdefault nopersist \
+		require-mppe-128 nobsdcomp nodeflate novj novjccomp \
+		lcp-echo-interval 0 lcp-max-configure 40 debug logfile "$log" >>"$log.out" 2>&1 &
+	pid=$!
+	up=
+	for _ in $(seq 450); do
+		grep -q 'local  IP address' "$log" && { up=1; break; }
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	rc=1
+	if [ -z "$up" ]; then
+		echo "second session did not come up: $(tail -n 2 "$log" | tr '\n' ' ')"
+	elif ip netns exec "$ATTACK_NS_ATK" ping -n -c 5 -i 0.2 -W 3 198.19.0.1 >"$ATTACK_WORK/second-ping" 2>&1; then
+		echo "second session up, $(grep -o '[0-9]* received' "$ATTACK_WORK/second-ping") of 5"
+		rc=0
+	else
+		echo "second session up but no traffic: $(tail -n 2 "$ATTACK_WORK/second-ping" | tr '\n' ' ')"
+	fi
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+	exit $rc
+fi
+
+# ---------------------------------------------------------------- stage 0
+if [ -z "${PPTPD_ATTACK_STAGE:-}" ]; then
+	[ -x "$server" ] || die "server $server not built (make, or set PPTPD_SERVER=/usr/sbin/pptpd)"
+	for t in pppd pptp ip ping unshare python3; do
+		command -v "$t" >/dev/null || die "$t not installed"
+	done
+	if [ ! -e /dev/ppp ] && ! modprobe -q ppp_generic 2>/dev/null; then
+		[ -z "${PPTPD_IN_VM:-}" ] || die "no PPP in the VM's kernel"
+		say "no PPP in this kernel: running in the VM test bed"
+		export PPTPD_SERVER=$server
+		VM_ENV="${VM_ENV:-} E2E_KEEP E2E_VERBOSE" \
+			exec bash "$root/scripts/e2e-run" "$self" "$@"
+	fi
+	modprobe -q ppp_mppe 2>/dev/null || true
+	modprobe -q pptp 2>/dev/null || true
+	[ "$(id -u)" = 0 ] || die "must run as root"
+	export PPTPD_ATTACK_STAGE=1
+	exec unshare --mount --propagation private "$self" "$@"
+fi
+
+# ---------------------------------------------------------------- setup
+work=$(mktemp -d /tmp/attack.XXXXXX)
+ns_s=atk-srv-$$ ns_c=atk-cli-$$ ns_a=atk-atk-$$
+server_pid= live_pid=
+cleanup() {
+	set +e
+	[ -n "$live_pid" ] && kill "$live_pid" 2>/dev/null
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+	for ns in "$ns_c" "$ns_a" "$ns_s"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+	done
+	sleep 0.5
+	for ns in "$ns_c" "$ns_a" "$ns_s"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	if [ "${E2E_KEEP:-0}" = 1 ]; then
+		echo "# work dir kept: $work"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+: >"$work/options"
+mkdir -p "$work/empty.d"
+cat >"$work/chap-secrets" <<'EOF'
+# client	server	secret		addresses
+live		pptpd	live-secret	*
+second		pptpd	second-secret	*
+EOF
+chmod 600 "$work/chap-secrets"
+for f in options chap-secrets; do
+	[ -e "/etc/ppp/$f" ] || die "/etc/ppp/$f missing (package ppp)"
+	mount --bind "$work/$f" "/etc/ppp/$f"
+done
+for d in ip-up.d ip-down.d; do
+	[ -d "/etc/ppp/$d" ] && mount --bind "$work/empty.d" "/etc/ppp/$d"
+done
+
+cat >"$work/options.pptpd" <<EOF
+name pptpd
+refuse-pap
+refuse-chap
+refuse-mschap
+require-mschap-v2
+require-mppe-128
+nobsdcomp
+nodeflate
+novj
+novjccomp
+nologfd
+lcp-echo-interval 0
+logfile $work/server-pppd.log
+EOF
+{
+	echo "option $work/options.pptpd"
+	echo "localip 198.19.0.1"
+	echo "remoteip 198.19.0.10-90"
+	echo "stimeout $stimeout"
+	echo "connections $connections"
+	case "$server" in
+	*/usr/sbin/pptpd) per_client=0 ;;   # Poptop has no such key
+	*)
+		[ "$per_client" -gt 0 ] && echo "$per_client_key $per_client"
+		# The per-peer MPPE plugin is not what is under attack here.
+		echo "noplugin"
+		;;
+	esac
+} >"$work/pptpd.conf"
+
+# One bridge in the server's namespace; the client and the attacker hang
+# off it. 198.18.0.0/16 everywhere; the tunnel uses 198.19.0.0/24.
+ip netns add "$ns_s"
+ip netns add "$ns_c"
+ip netns add "$ns_a"
+ip -n "$ns_s" link set lo up
+ip -n "$ns_s" link add br0 type bridge
+ip -n "$ns_s" addr add 198.18.0.1/16 dev br0
+ip -n "$ns_s" link set br0 up
+i=0
+for pair in "$ns_c:198.18.0.2" "$ns_a:198.18.0.3"; do
+	ns=${pair%%:*} addr=${pair#*:}
+	i=$((i + 1))
+	ip link add "atks$i-$$" type veth peer name "atkc$i-$$"
+	ip link set "atks$i-$$" netns "$ns_s"
+	ip link set "atkc$i-$$" netns "$ns"
+	ip -n "$ns_s" link set "atks$i-$$" master br0 up
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link set "atkc$i-$$" name eth0
+	ip -n "$ns" addr add "$addr/16" dev eth0
+	ip -n "$ns" link set eth0 up
+done
+ip -n "$ns_a" addr add 198.18.0.4/16 dev eth0
+for j in $(seq 1 100); do
+	ip -n "$ns_a" addr add "198.18.1.$j/16" dev eth0
+done
+# Forged sources must reach the server: no reverse-path filter there.
+ip netns exec "$ns_s" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.br0.rp_filter=0 2>/dev/null || true
+
+say "server: $server"
+case "$server" in
+*/usr/sbin/pptpd)
+	# Poptop logs to syslog; -f keeps it in the foreground.
+	ip netns exec "$ns_s" "$server" -f -d -c "$work/pptpd.conf" -p "$work/pptpd.pid" \
+		>"$work/server.log" 2>&1 &
+	;;
+*)
+	ip netns exec "$ns_s" "$server" -f -d -c "$work/pptpd.conf" -p "$work/pptpd.pid" \
+		>"$work/server.log" 2>&1 &
+	;;
+esac
+server_pid=$!
+for _ in $(seq 50); do
+	ip netns exec "$ns_s" ss -ltn 2>/dev/null | grep -q ':1723 ' && break
+	kill -0 "$server_pid" 2>/dev/null || break
+	sleep 0.2
+done
+ip netns exec "$ns_s" ss -ltn | grep -q ':1723 ' || {
+	cat "$work/server.log"
+	die "server is not listening on 1723"
+}
+
+# The live session.
+: >"$work/live.log"
+ip netns exec "$ns_c" pppd pty "pptp 198.18.0.1 --nolaunchpppd --nohostroute" \
+	name live user live remotename pptpd \
+	refuse-pap refuse-chap refuse-mschap refuse-eap \
+	noauth nodetach nodefaultroute noipdefault nopersist \
+	require-mppe-128 nobsdcomp nodeflate novj novjccomp \
+	lcp-echo-interval 0 lcp-max-configure 40 debug logfile "$work/live.log" \
+	>"$work/live.out" 2>&1 &
+live_pid=$!
+# A loaded host makes the emulated guest slow: be patient here.
+up=
+for _ in $(seq 600); do
+	grep -q 'local  IP address' "$work/live.log" && { up=1; break; }
+	kill -0 "$live_pid" 2>/dev/null || break
+	sleep 0.2
+done
+if [ -z "$up" ]; then
+	echo "# ---- server.log"; sed 's/^/#   /' "$work/server.log" | tail -n 40
+	echo "# ---- live.log"; sed 's/^/#   /' "$work/live.log" | tail -n 40
+	die "the live session did not come up"
+fi
+ip netns exec "$ns_c" ping -n -c 3 -i 0.2 -W 3 198.19.0.1 >/dev/null ||
+	die "the live session carries no traffic"
+say "live session up: $(grep 'local  IP address' "$work/live.log" | tail -n 1 | tr -s ' ')"
+
+export ATTACK_WORK=$work ATTACK_NS_ATK=$ns_a
+set +e
+python3 "$here/attack.py" \
+	--server 198.18.0.1 --client 198.18.0.2 --tunnel-ip 198.19.0.1 \
+	--srv-ns "$ns_s" --cli-ns "$ns_c" --atk-ns "$ns_a" \
+	--atk-src 198.18.0.3 --legit-src 198.18.0.4 --flood-srcs 198.18.1.1-100 \
+	--pid "$server_pid" --live-pid "$live_pid" --log "$work/server.log" \
+	--stimeout "$stimeout" --connections "$connections" \
+	--per-client "$per_client" \
+	--real-client-cmd "$self real-client" \
+	--only "${PPTPD_ATTACK_ONLY:-}"
+rc=$?
+set -e
+kill -0 "$server_pid" 2>/dev/null || say "the server died"
+if [ "$rc" != 0 ] || [ "${E2E_VERBOSE:-0}" = 1 ]; then
+	for f in server.log server-pppd.log live.log second-client.log; do
+		[ -s "$work/$f" ] || continue
+		echo "# ---- $f (last 60 lines)"
+		tail -n 60 "$work/$f" | sed 's/^/#   /'
+	done
+fi
+exit $rc
