@@ -40,6 +40,7 @@
 #   E2E_KEEP=1      keep the work dir (always kept on failure outside the VM)
 #   E2E_VERBOSE=1   print all logs at the end even on success
 #   E2E_DIAL_TIMEOUT  seconds for a client to come up (default 60)
+#   E2E_TRACE=1     trace the test with timestamps (set -x)
 
 E2E_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 E2E_ROOT=$(cd "$E2E_LIB_DIR/../.." && pwd)
@@ -65,6 +66,22 @@ if [ "${E2E_MNTNS:-}" != 1 ]; then
 	export E2E_MNTNS=1
 	exec unshare --mount --propagation private -- "$BASH" "$0" "$@"
 fi
+
+# E2E_TRACE=1: trace every command with a timestamp (where does time go?).
+if [ "${E2E_TRACE:-0}" = 1 ]; then
+	PS4='+ ${EPOCHREALTIME} '
+	set -x
+fi
+
+# Under TCG every fork+exec costs 0.1-1 s, so helpers that poll use bash
+# builtins only: e2e_sleep instead of sleep(1), read instead of cat, /proc
+# instead of ss.
+exec {E2E_SLEEP_FD}<> <(:)
+e2e_sleep() { read -r -t "$1" -u "$E2E_SLEEP_FD" _ || true; }
+
+# now_us: wall clock in microseconds; us_to_s US: "S.ss".
+now_us() { local t=${EPOCHREALTIME/./}; echo "$((10#$t))"; }
+us_to_s() { printf '%d.%02d' "$(($1 / 1000000))" "$(($1 % 1000000 / 10000))"; }
 
 # ---------------------------------------------------------------- reporter
 E2E_N=0
@@ -190,8 +207,8 @@ with open(out, "a", buffering=1) as f:
         f.write("%s %s\n" % (time.strftime("%H:%M:%S"), d))
 PY
 	E2E_SYSLOG_PID=$!
-	local _
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+	local i
+	for ((i = 0; i < 100; i++)); do [ -S "$sock" ] && break; e2e_sleep 0.1; done
 	[ -S "$sock" ] || { echo "e2e: syslog receiver did not start" >&2; return 1; }
 	if [ -S /dev/log ] || [ -e /dev/log ]; then
 		mount --bind "$sock" /dev/log
@@ -237,20 +254,37 @@ netns_add_client() {
 	EOF
 }
 
+# netns_pids NS...: processes living in these network namespaces (found
+# through /proc/PID/ns/net, without forking "ip netns pids" per netns).
+netns_pids() {
+	local d ns
+	for d in /proc/[0-9]*; do
+		for ns in "$@"; do
+			if [[ $d/ns/net -ef /run/netns/$ns ]]; then
+				echo "${d#/proc/}"
+				break
+			fi
+		done
+	done
+}
+
+# netns_down: kill everything in our namespaces (TERM, then KILL after 3 s)
+# and delete them.
 netns_down() {
-	local ns pids
-	local all=("$NS_SRV" "$NS_CLI" "$NS_CLI2")
+	local all=("$NS_SRV" "$NS_CLI" "$NS_CLI2") pids p i left
 	[ -f "$E2E_DIR/.netns" ] && mapfile -t -O 3 all <"$E2E_DIR/.netns"
-	for ns in "${all[@]}"; do
-		pids=$(ip netns pids "$ns" 2>/dev/null) || continue
-		[ -n "$pids" ] && kill $pids 2>/dev/null
-	done
-	sleep 0.3
-	for ns in "${all[@]}"; do
-		pids=$(ip netns pids "$ns" 2>/dev/null) || continue
-		[ -n "$pids" ] && kill -9 $pids 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
+	mapfile -t pids < <(netns_pids "${all[@]}")
+	if [ "${#pids[@]}" -gt 0 ]; then
+		kill "${pids[@]}" 2>/dev/null
+		for ((i = 0; i < 30; i++)); do
+			left=0
+			for p in "${pids[@]}"; do proc_alive "$p" && left=1 && break; done
+			[ "$left" = 0 ] && break
+			e2e_sleep 0.1
+		done
+		[ "$left" = 1 ] && kill -9 "${pids[@]}" 2>/dev/null
+	fi
+	printf 'netns del %s\n' "${all[@]}" | ip -force -batch - 2>/dev/null
 	E2E_NETNS_UP=
 	return 0
 }
@@ -290,7 +324,7 @@ write_server_conf() {
 # foreground mode, log to $E2E_SERVER_LOG, wait until 1723 listens.
 # SERVER_ARGS adds arguments (default: a pid file in the work dir).
 server_start() {
-	local bin=${1:-$PPTPD} conf=${2:-$E2E_DIR/pptpd.conf} pid _
+	local bin=${1:-$PPTPD} conf=${2:-$E2E_DIR/pptpd.conf} pid
 	[ -x "$bin" ] || { echo "e2e: server binary $bin not found" >&2; return 1; }
 	[ -f "$conf" ] || write_server_conf
 	diag "server: $bin -f -c $conf"
@@ -300,14 +334,15 @@ server_start() {
 	pid=$!
 	echo "$pid" >"$E2E_DIR/server.pid"
 	E2E_SERVER_PID=$pid
-	for _ in $(seq 150); do
+	local i
+	for ((i = 0; i < 150; i++)); do
 		if ! proc_alive "$pid"; then
 			echo "e2e: server exited at start; log:" >&2
 			tail -n 20 "$E2E_SERVER_LOG" >&2
 			return 1
 		fi
-		port_listening "$NS_SRV" 1723 && return 0
-		sleep 0.2
+		pid_listening "$pid" 1723 && return 0
+		e2e_sleep 0.2
 	done
 	echo "e2e: server not listening on 1723 after 30 s" >&2
 	return 1
@@ -315,16 +350,27 @@ server_start() {
 
 server_stop() {
 	local pid
-	pid=$(cat "$E2E_DIR/server.pid" 2>/dev/null) || return 0
+	read -r pid 2>/dev/null <"$E2E_DIR/server.pid" || return 0
 	proc_stop "$pid" 10
 	rm -f "$E2E_DIR/server.pid"
 }
 
-server_pid() { cat "$E2E_DIR/server.pid"; }
+server_pid() { local p; read -r p <"$E2E_DIR/server.pid" && echo "$p"; }
 
 # port_listening NS PORT: a TCP listener on PORT in NS.
 port_listening() {
 	ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+}
+
+# pid_listening PID PORT: a TCP listener on PORT in the netns of process
+# PID (read from /proc/PID/net/tcp: no fork, unlike port_listening).
+pid_listening() {
+	local hex sl local_addr rem st _
+	printf -v hex ':%04X' "$2"
+	while read -r sl local_addr rem st _; do
+		[ "$st" = 0A ] && [ "${local_addr: -5}" = "$hex" ] && return 0
+	done 2>/dev/null <"/proc/$1/net/tcp"
+	return 1
 }
 
 # ---------------------------------------------------------------- clients
@@ -347,7 +393,8 @@ client_up() {
 	echo "$ns" >"$dir/ns"
 	rm -f "/run/ppp-$name.pid"
 
-	local t0=$EPOCHREALTIME
+	local t0
+	t0=$(now_us)
 	# pptp-linux names its call-manager socket after the server address
 	# only, in /var/run/pptp: clients in different netns would share one
 	# control connection. Each client gets its own /var/run/pptp.
@@ -363,21 +410,30 @@ client_up() {
 	local pid=$!
 	echo "$pid" >"$dir/pid"
 
-	local end=$((SECONDS + timeout)) ifname= addr=
+	local end=$((SECONDS + timeout)) ifname= addr= lines line
 	while [ "$SECONDS" -lt "$end" ]; do
 		if ! proc_alive "$pid"; then
 			echo "e2e: client $name: pppd exited; last log lines:" >&2
 			tail -n 15 "$dir/pppd.log" "$dir/pppd.out" 2>/dev/null | sed 's/^/#   /' >&2
 			return 1
 		fi
-		# pppd's link pid file: pid, then the interface name.
-		[ -z "$ifname" ] && ifname=$(sed -n 2p "/run/ppp-$name.pid" 2>/dev/null)
-		if [ -n "$ifname" ]; then
-			addr=$(ip -n "$ns" -4 -o addr show dev "$ifname" 2>/dev/null |
-				awk '$3 == "inet" { print $4, $6; exit }')
-			[ -n "$addr" ] && break
+		# pppd's link pid file: pid, then the interface name; pppd logs
+		# "local  IP address" once the address is on the interface.
+		if [ -z "$ifname" ] && [ -r "/run/ppp-$name.pid" ]; then
+			mapfile -t lines <"/run/ppp-$name.pid"
+			ifname=${lines[1]:-}
 		fi
-		sleep 0.2
+		if [ -n "$ifname" ] && [ -r "$dir/pppd.log" ]; then
+			while IFS= read -r line; do
+				[[ $line == "local  IP address"* ]] && break
+			done <"$dir/pppd.log"
+			if [[ $line == "local  IP address"* ]]; then
+				addr=$(ip -n "$ns" -4 -o addr show dev "$ifname" 2>/dev/null |
+					awk '$3 == "inet" { print $4, $6; exit }')
+				[ -n "$addr" ] && break
+			fi
+		fi
+		e2e_sleep 0.2
 	done
 	if [ -z "$addr" ]; then
 		echo "e2e: client $name: no tunnel address after ${timeout}s; last log lines:" >&2
@@ -389,40 +445,48 @@ client_up() {
 	echo "$ifname" >"$dir/ifname"
 	echo "$ip" >"$dir/ip"
 	echo "${peer%/*}" >"$dir/peer"
-	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", b - a }' >"$dir/dial_time"
+	us_to_s $(($(now_us) - t0)) >"$dir/dial_time"
 	echo "$ip"
 }
 
 # client_down NAME: hang up (SIGTERM to pppd, SIGKILL after 15 s).
 client_down() {
 	local dir=$E2E_DIR/clients/$1 pid
-	pid=$(cat "$dir/pid" 2>/dev/null) || return 0
+	read -r pid 2>/dev/null <"$dir/pid" || return 0
 	proc_stop "$pid" 15
 	rm -f "$dir/pid"
 }
 
-client_ip() { cat "$E2E_DIR/clients/$1/ip"; }
-client_peer() { cat "$E2E_DIR/clients/$1/peer"; }
-client_ifname() { cat "$E2E_DIR/clients/$1/ifname"; }
-client_ns() { cat "$E2E_DIR/clients/$1/ns"; }
-client_pid() { cat "$E2E_DIR/clients/$1/pid"; }
+# Readers of a client's state (builtins only).
+client_get() { local v=; read -r v <"$E2E_DIR/clients/$1/$2" || [ -n "$v" ] && echo "$v"; }
+client_ip() { client_get "$1" ip; }
+client_peer() { client_get "$1" peer; }
+client_ifname() { client_get "$1" ifname; }
+client_ns() { client_get "$1" ns; }
+client_pid() { client_get "$1" pid; }
+client_dial_time() { client_get "$1" dial_time; }
 client_log() { echo "$E2E_DIR/clients/$1/pppd.log"; }
-client_dial_time() { cat "$E2E_DIR/clients/$1/dial_time"; }
 
 # ---------------------------------------------------------------- processes
 # proc_alive PID: running and not a zombie.
 proc_alive() {
-	local st
-	st=$(proc_state "$1") || return 1
-	[ "$st" != Z ] && [ "$st" != X ]
+	_proc_stat "$1" || return 1
+	[ "$E2E_PSTATE" != Z ] && [ "$E2E_PSTATE" != X ]
 }
 
 # proc_state PID: one-letter state from /proc/PID/stat.
 proc_state() {
+	_proc_stat "$1" || return 1
+	echo "$E2E_PSTATE"
+}
+
+# _proc_stat PID: E2E_PSTATE and E2E_PPID from /proc/PID/stat, no fork.
+# The command name may hold spaces and parentheses: cut at the last ")".
+_proc_stat() {
 	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	read -r s 2>/dev/null <"/proc/$1/stat" || return 1
 	s=${s##*) }
-	echo "${s%% *}"
+	read -r E2E_PSTATE E2E_PPID _ <<<"$s"
 }
 
 # proc_stop PID [GRACE]: SIGTERM, wait up to GRACE seconds, then SIGKILL.
@@ -431,7 +495,7 @@ proc_stop() {
 	kill "$pid" 2>/dev/null || return 0
 	for ((i = 0; i < grace * 10; i++)); do
 		proc_alive "$pid" || break
-		sleep 0.1
+		e2e_sleep 0.1
 	done
 	proc_alive "$pid" && kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null || true
@@ -447,13 +511,11 @@ fd_count() {
 
 # zombie_count [PPID]: zombies (children of PPID, or all).
 zombie_count() {
-	local want=${1:-} n=0 f s rest state ppid
-	for f in /proc/[0-9]*/stat; do
-		s=$(cat "$f" 2>/dev/null) || continue
-		rest=${s##*) }
-		read -r state ppid _ <<<"$rest"
-		[ "$state" = Z ] || continue
-		[ -z "$want" ] || [ "$ppid" = "$want" ] || continue
+	local want=${1:-} n=0 d
+	for d in /proc/[0-9]*; do
+		_proc_stat "${d#/proc/}" || continue
+		[ "$E2E_PSTATE" = Z ] || continue
+		[ -z "$want" ] || [ "$E2E_PPID" = "$want" ] || continue
 		n=$((n + 1))
 	done
 	echo "$n"
@@ -461,7 +523,11 @@ zombie_count() {
 
 # children PID: direct children of PID (pids, one a line).
 children() {
-	cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep . || true
+	local f c kids
+	for f in /proc/"$1"/task/*/children; do
+		read -r -a kids 2>/dev/null <"$f" || true
+		for c in ${kids[@]+"${kids[@]}"}; do echo "$c"; done
+	done
 }
 
 # ---------------------------------------------------------------- traffic
@@ -469,13 +535,17 @@ children() {
 ping_loss() {
 	local ns=$1 dest=$2 count=${3:-10} out
 	out=$(ip netns exec "$ns" ping -n -q -c "$count" -i 0.2 -W 2 "$dest" 2>&1) || true
-	sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' <<<"$out" | cut -d. -f1 | grep . || echo 100
+	if [[ $out =~ \ ([0-9]+)(\.[0-9]+)?%\ packet\ loss ]]; then
+		echo "${BASH_REMATCH[1]}"
+	else
+		echo 100
+	fi
 }
 
 # iperf_port: a fresh port per test run, so no TIME_WAIT clash.
 iperf_port() {
 	local p
-	p=$(cat "$E2E_DIR/.iperf-port")
+	read -r p <"$E2E_DIR/.iperf-port"
 	echo $((p + 1)) >"$E2E_DIR/.iperf-port"
 	echo "$p"
 }
@@ -486,16 +556,17 @@ iperf_port() {
 iperf_run() {
 	local ns=$1 ip=$2 json=$3
 	shift 3
-	local port spid _ rc=0
+	local port spid i rc=0
 	port=$(iperf_port)
 	ip netns exec "$NS_SRV" iperf3 -s -1 -B "$ip" -p "$port" \
 		>"$json.server" 2>&1 &
 	spid=$!
-	for _ in $(seq 100); do
-		port_listening "$NS_SRV" "$port" && break
-		sleep 0.1
+	for ((i = 0; i < 150; i++)); do
+		pid_listening "$spid" "$port" && break
+		e2e_sleep 0.1
 	done
 	ip netns exec "$ns" iperf3 -c "$ip" -p "$port" --json "$@" >"$json" 2>&1 || rc=$?
+	echo "$json" >"$E2E_DIR/iperf-last"
 	proc_stop "$spid" 5
 	if [ "$rc" != 0 ]; then
 		echo "e2e: iperf3 $* failed ($rc):" >&2
@@ -517,7 +588,8 @@ iperf_tcp() {
 }
 
 # iperf_udp CLIENT_NS SERVER_IP [RATE] [LEN] [SECONDS]: prints
-# "MBIT_PER_S_RECEIVED LOSS_PERCENT" (defaults 4M, 1200 bytes, 5 s).
+# "MBIT_PER_S_RECEIVED LOSS_PERCENT MBIT_PER_S_SENT" (defaults 4M, 1200
+# bytes, 5 s). The JSON of the last run is named in $E2E_DIR/iperf-last.
 iperf_udp() {
 	local json
 	json=$E2E_DIR/iperf-udp-$(iperf_port_peek).json
@@ -525,15 +597,18 @@ iperf_udp() {
 	python3 - "$json" <<-'PY'
 		import json, sys
 		r = json.load(open(sys.argv[1]))
-		s = r["end"]["sum"]
-		# end.sum mixes sender and receiver views; the receiver's numbers
-		# (from the server's report) are what crossed the tunnel.
-		recv = r["end"].get("sum_received", s)
-		print("%.2f %.2f" % (recv["bits_per_second"] / 1e6, s["lost_percent"]))
+		e = r["end"]
+		# The receiver's view (the server's report) is what crossed the
+		# tunnel; iperf3 < 3.9 only has end.sum.
+		recv = e.get("sum_received", e["sum"])
+		sent = e.get("sum_sent", e["sum"])
+		print("%.2f %.2f %.2f" % (recv["bits_per_second"] / 1e6,
+		                          recv.get("lost_percent", e["sum"]["lost_percent"]),
+		                          sent["bits_per_second"] / 1e6))
 	PY
 }
 
-iperf_port_peek() { cat "$E2E_DIR/.iperf-port"; }
+iperf_port_peek() { local p; read -r p <"$E2E_DIR/.iperf-port" && echo "$p"; }
 
 # ---------------------------------------------------------------- asserts
 # assert_log_contains FILE REGEX MSG (extended regex).
@@ -563,7 +638,7 @@ wait_for_log() {
 	local end=$((SECONDS + ${3:-30}))
 	while [ "$SECONDS" -lt "$end" ]; do
 		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.2
+		e2e_sleep 0.5
 	done
 	return 1
 }

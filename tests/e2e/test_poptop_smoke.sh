@@ -45,7 +45,7 @@ else
 fi
 
 if udp=$(iperf_udp "$NS_CLI" "$TUNNEL_LOCAL_IP" 4M 1200 5); then
-	read -r udp_rate udp_loss <<<"$udp"
+	read -r udp_rate udp_loss _ <<<"$udp"
 	assert_cmp "$udp_rate" ">" 0 "iperf3 UDP 1200 B at 4 Mbit/s: $udp_rate Mbit/s received, $udp_loss% loss"
 else
 	tap_not_ok "iperf3 UDP 1200 B at 4 Mbit/s"
