@@ -839,6 +839,44 @@ static void test_engine_many_frames_one_read(void **state)
 	assert_int_equal(got, 60);
 }
 
+/* A peer that answers GRE with ICMP protocol-unreachable (nothing listens
+ * for GRE at its address, so the kernel does): the error lands on the
+ * shared raw socket, and must cost neither this call nor any other. */
+static void test_engine_icmp_error_keeps_calls(void **state)
+{
+	struct fixture *f = *state;
+	struct gre_call *dead_end;
+	struct gre_packet p;
+	struct frames fs;
+	uint8_t buf[4096], fr[64] = { 0xff, 0x03 };
+	int sp[2];
+
+	NEED_ENGINE(f);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	dead_end = gre_call_new(f->e, 77, 78, addr("127.77.0.9"), sp[1], f);
+	assert_non_null(dead_end);
+	for (int round = 0; round < 3; round++) {
+		uint8_t b[HDLC_ENCODED_MAX(sizeof(fr))];
+		size_t n = hdlc_encode(fr, sizeof(fr), 0, b, sizeof(b));
+
+		assert_int_equal(write(sp[0], b, n), (ssize_t)n);
+		gre_call_pty_input(dead_end, 1000);
+		usleep(2000);
+		/* the other call still works both ways */
+		peer_data(f, (uint32_t)round, 0x33, 100);
+		engine_in(f, 1000);
+		ppp_read(f, &fs);
+		assert_int_equal(fs.n, 1);
+		ppp_write_frame(f, fr, sizeof(fr));
+		gre_call_pty_input(f->c, 1000);
+		assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	}
+	assert_int_equal(f->closed, 0);
+	gre_call_free(dead_end);
+	close(sp[0]);
+	close(sp[1]);
+}
+
 #define E(t) cmocka_unit_test_setup_teardown(t, setup_engine, teardown_engine)
 
 int main(void)
@@ -869,6 +907,7 @@ int main(void)
 		E(test_engine_real_pty_eio),
 		E(test_engine_accm),
 		E(test_engine_many_frames_one_read),
+		E(test_engine_icmp_error_keeps_calls),
 	};
 
 	return cmocka_run_group_tests_name("gre", tests, NULL, NULL);
