@@ -107,3 +107,73 @@ for name, data in gre_seeds.items():
     with open(os.path.join(here, "corpus", "gre", "seed-" + name), "wb") as f:
         f.write(data)
 print("wrote %d gre seeds" % len(gre_seeds))
+
+# fuzz_engine: operations (see fuzz_engine.c).
+
+
+def e_data(call, delta=1, unit=10, ack=False, wrong=False, ackd=0):
+    return bytes([0x40 | call | (2 if ack else 0) | (4 if wrong else 0)]) + \
+        struct.pack("!hBB", delta, unit, ackd)
+
+
+def e_ack(call, d=0):
+    return bytes([0x60 | call, d])
+
+
+def e_pty(call, frame, encode=True):
+    n = max(0, (len(frame) - 1) // 8)
+    frame = frame[:1 + n * 8].ljust(1 + n * 8, b"\0")
+    return bytes([0x80 | call | (2 if encode else 0), n]) + frame
+
+
+def e_time(ms):
+    return bytes([0xA0 | min(31, ms // 4)])
+
+
+def e_drain(call):
+    return bytes([0xC0 | call])
+
+
+def e_misc(call, sub, arg=b""):
+    return bytes([0xE0 | (sub << 1) | call]) + (arg or b"\0")
+
+
+def e_raw(src, gre_bytes):
+    return bytes([(src & 3) << 1]) + struct.pack("!H", len(gre_bytes)) + \
+        gre_bytes
+
+
+lcp = bytes.fromhex("ff03c021010100140104057801040578050601020304")
+engine_seeds = {
+    "inorder": b"".join(e_data(0) + e_drain(0) for _ in range(10)),
+    "both-ways": e_data(0) + e_pty(0, lcp) + e_data(0, ack=True) +
+    e_pty(0, lcp + b"x") + e_ack(0) + e_time(120) + e_drain(0) +
+    e_data(1) + e_pty(1, lcp) + e_drain(1),
+    "reorder-gap": e_data(0) + e_data(0, 2) + e_data(0, -1) + e_data(0, 3) +
+    e_time(60) + e_time(60) + e_drain(0),
+    "backpressure": b"".join(e_data(0, unit=200) for _ in range(40)) +
+    e_time(10) + e_drain(0) + b"".join(e_data(0, unit=200) for _ in range(10))
+    + e_drain(0) + e_drain(0),
+    "wrong-source": e_data(0) + e_data(0, wrong=True) + e_data(1, 0) +
+    e_raw(2, w.gre(0x4242, lcp, seq=5)) + e_raw(1, w.gre(0x4242, lcp, seq=2))
+    + e_drain(0),
+    "pty-close": e_data(0) + e_pty(0, lcp) + e_misc(0, 2) + e_data(0) +
+    e_time(200) + e_misc(0, 5) + e_data(1),
+    "txfail": e_misc(0, 4, b"\x01") + e_pty(0, lcp) + e_pty(0, lcp) +
+    e_misc(0, 4, b"\x03") + e_pty(0, lcp * 3) + e_misc(0, 4, b"\x02") +
+    e_data(0, ack=True) + e_time(150) + e_misc(0, 4, b"\x00") + e_pty(0, lcp),
+    "accm-window": e_misc(0, 0, b"\0" * 8) + e_misc(0, 1, b"\x00\x03") +
+    e_data(0) + e_pty(0, bytes(range(40))) + e_drain(0),
+    "raw-malformed": e_raw(0, w.gre(0x4242, lcp, seq=1, length=4000)) +
+    e_raw(0, w.gre(0x4242, lcp, seq=1, flags=0xB081)) +
+    e_raw(0, w.gre(0x4242)[:7]) + e_raw(0, w.gre(0x0001, lcp, seq=9)) +
+    e_drain(0),
+    "free-busy": e_data(0, unit=100) + e_data(0, 3) + e_pty(0, lcp) +
+    e_misc(0, 5) + e_time(200) + e_data(1),
+}
+os.makedirs(os.path.join(here, "corpus", "engine"), exist_ok=True)
+for name, data in engine_seeds.items():
+    with open(os.path.join(here, "corpus", "engine", "seed-" + name),
+              "wb") as f:
+        f.write(data)
+print("wrote %d engine seeds" % len(engine_seeds))

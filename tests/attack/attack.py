@@ -857,6 +857,45 @@ class Suite:
                     open_now, self.refusals(newlog), base_fds, fds)
         self.attack("connections beyond the per-address limit", per_address)
 
+        def pool_exhaustion():
+            # One address, as many connections as it may hold, each with as
+            # many calls as the server accepts: every call holds a pool
+            # address and a pppd before anybody has authenticated.
+            nconn = env.per_client if env.per_client > 0 else 8
+            conns, _ = self.open_many(nconn, [env.atk_src])
+            calls = 0
+            cid = 20000
+            for c in conns:
+                try:
+                    c.send(w.sccrq())
+                    c.recv(w.SCCRP, timeout=3)
+                    for _ in range(20):
+                        cid += 1
+                        c.send(w.ocrq(cid))
+                    end = time.monotonic() + 8
+                    for _ in range(20):
+                        m = c.recv(w.OCRP, timeout=max(0.1, end - time.monotonic()))
+                        if m is None:
+                            break
+                        calls += m["result"] == 1
+                except (Closed, OSError):
+                    pass
+            problems = []
+            took, err = handshake(env)   # another address wants a call
+            if err:
+                problems.append("client from another address refused while "
+                                "one address holds %d calls: %s" % (calls, err))
+            for c in conns:
+                try:
+                    c.send(w.stopccrq())
+                except OSError:
+                    pass
+                c.close()
+            time.sleep(2)
+            return "%d connections x 20 OCRQ from %s" % (len(conns), env.atk_src), \
+                problems, "%d calls held by one address" % calls
+        self.attack("address pool exhaustion from one address", pool_exhaustion)
+
     # ------------------------------------------------------ final check
     def new_real_client(self):
         env = self.env
