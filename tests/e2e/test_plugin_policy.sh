@@ -100,6 +100,12 @@ done
 for d in ip-up.d ip-down.d; do
 	[ -d "/etc/ppp/$d" ] && mount --bind "$work/empty.d" "/etc/ppp/$d"
 done
+# wtmp/utmp records (pptpd-logwtmp) go to test files.
+for f in /var/log/wtmp /var/run/utmp; do
+	[ -e "$f" ] || continue
+	: >"$work/$(basename "$f")"
+	mount --bind "$work/$(basename "$f")" "$f"
+done
 
 cat >"$work/pptpd-peers" <<'EOF'
 # test policy
@@ -144,11 +150,13 @@ if [ "$kind" = poptop ]; then
 plugin $plugin
 pptpd-peers $work/pptpd-peers
 pptpd-report $work/report.sock
+pptpd-logwtmp
 EOF
 else
 	cat >>"$work/pptpd.conf" <<EOF
 plugin $plugin
 peers $work/pptpd-peers
+logwtmp
 debug
 EOF
 fi
@@ -353,6 +361,15 @@ else
 	check "daemon logs session end with traffic counts" "$work/server.out" \
 		'session end: .* user bob .* rx [1-9][0-9]* bytes [1-9][0-9]* packets'
 	[ "${E2E_VERBOSE:-0}" = 1 ] && sed 's/^/#   daemon: /' "$work/server.out"
+fi
+# wtmp: a login (line ppp*, user, client address) and a logout per session.
+if [ -e "$work/wtmp" ]; then
+	utmpdump "$work/wtmp" >"$work/wtmp.txt" 2>/dev/null || true
+	check "wtmp has alice's login on a ppp line from her address" \
+		"$work/wtmp.txt" '\[7\] .*\[alice +\] \[ppp[0-9]+ *\] \[198\.18\.0\.2 *\]'
+	check "wtmp has the logout" "$work/wtmp.txt" \
+		'\[[78]\] .*\[ +\] \[ppp[0-9]+ *\] \[ *\]'
+	[ "${E2E_VERBOSE:-0}" = 1 ] && sed 's/^/#   wtmp: /' "$work/wtmp.txt"
 fi
 [ "${E2E_VERBOSE:-0}" = 1 ] && sed 's/^/#   report: /' "$work/reports"
 
