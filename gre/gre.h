@@ -74,7 +74,8 @@ struct gre_engine *gre_engine_new(struct in_addr bind_addr,
     const struct gre_ops *ops, void *arg);
 /* Use an existing socket (tests, benchmarks). Takes ownership. */
 struct gre_engine *gre_engine_new_fd(int fd, const struct gre_ops *ops, void *arg);
-/* Frees any call still open (the daemon should have freed them). */
+/* Frees any call still open (the daemon should have freed them first: its
+ * pointers to them dangle afterwards). */
 void gre_engine_free(struct gre_engine *e);
 void gre_engine_stats(const struct gre_engine *e, struct gre_engine_stats *st);
 
@@ -105,13 +106,16 @@ int  gre_engine_has_call(const struct gre_engine *e, uint16_t local_id);
 void gre_call_pty_input(struct gre_call *c, uint64_t now_ms);
 void gre_call_pty_output(struct gre_call *c);
 
-/* Set-Link-Info: `send_accm` is the ACCM to use when writing to pppd;
- * `recv_accm` is kept for stats only (the pty inserts nothing to delete). */
+/* Set-Link-Info, fields as they come: we are the PAC and pppd is on our
+ * "async line", so the SLI Send ACCM is what we escape when writing to
+ * pppd. `recv_accm` is kept for information only (the pty inserts nothing
+ * to delete). FLAG and ESCAPE are always escaped. */
 void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_accm);
 
 /* The peer's advertised receive window (OCRQ). Kept for information: the
- * engine never holds data back for it (Windows ignores windows and no peer
- * seen needs ours honoured), it tracks the peer's acks for stats only. */
+ * engine never holds data back for it (Windows ignores windows itself and
+ * pptp-linux tolerates a sender that does too); the peer's acks are
+ * tracked for stats only (tx_unacked). */
 void gre_call_set_window(struct gre_call *c, uint16_t peer_window);
 /* The window we advertised (OCRP): an ack-only packet goes out as soon as
  * half of it is unacknowledged. Default GRE_RECV_WINDOW_DFLT. */
