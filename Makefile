@@ -30,8 +30,14 @@ PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:.c=)
 
-.PHONY: all clean install check unit e2e demo plugin regress fuzz bench
+.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps FORCE
 all: pptpd/pptpd plugin
+
+# Objects depend on the flags they were built with: switching SANITIZE=1 or
+# EXTRA_CFLAGS rebuilds everything instead of mixing old and new objects.
+.build-flags: FORCE
+	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
 
 gre/libgre.a: $(GRE_OBJ)
 	$(AR) rcs $@ $^
@@ -39,16 +45,16 @@ gre/libgre.a: $(GRE_OBJ)
 pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a
 
-%.o: %.c $(wildcard gre/*.h pptpd/*.h)
+%.o: %.c $(wildcard gre/*.h pptpd/*.h) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-pptpd/report-parse.o: plugin/report.c plugin/report.h
+pptpd/report-parse.o: plugin/report.c plugin/report.h .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 plugin:
 	$(MAKE) -C plugin SANITIZE=$(SANITIZE)
 
-tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a
+tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a .build-flags
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a $(ALL_LDFLAGS) -lcmocka
 
 unit: pptpd/pptpd $(UNIT_BIN)
@@ -59,7 +65,22 @@ unit: pptpd/pptpd $(UNIT_BIN)
 e2e: all
 	scripts/e2e-run tests/e2e/run-all
 
-check: unit e2e
+# What README.md calls "the tests": install what is missing, build, run the
+# unit tests, then the end-to-end suites with the real stack.
+check: deps
+	$(MAKE) unit
+	$(MAKE) e2e
+
+deps:
+	scripts/install-deps
+
+# make regress VERSION=v0.1.0,HEAD [QUICK=1] [ROUNDS=n] [THRESHOLD=pct]
+regress: deps
+	regress/regress $(VERSION)
+
+# make fuzz [FUZZ_SECONDS=n]: every libFuzzer harness for n seconds.
+fuzz: deps
+	$(MAKE) -C fuzz run FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60)
 
 demo: all
 	scripts/demo
@@ -74,5 +95,5 @@ install: all
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:
-	rm -f gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd $(UNIT_BIN)
+	rm -f gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd $(UNIT_BIN) .build-flags
 	-$(MAKE) -C plugin clean

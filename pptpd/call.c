@@ -223,6 +223,7 @@ call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
 		goto fail_pppd;
 	}
 	gre_call_set_window(c->gre, ocrq->u.ocrq.window);
+	gre_call_set_recv_window(c->gre, PPTPD_RECV_WINDOW);
 	if (loop_fd_add(s->loop, &c->pty_lf, c->pty, EPOLLIN, call_pty_ready, c) < 0) {
 		*reason = "cannot watch the pty";
 		gre_call_free(c->gre);

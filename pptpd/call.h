@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "loop.h"
+#include "seq.h"
 
 struct server;
 struct ctrl;
@@ -15,6 +16,8 @@ struct gre_call;
 struct pptp_msg;
 struct conf;
 
+/* Our receive window (OCRP): what the reorder buffer can hold. */
+#define PPTPD_RECV_WINDOW   SEQ_REORDER_SLOTS
 #define CALL_KILL_GRACE_MS  5000   /* SIGTERM, then SIGKILL after this */
 #define CALL_ARGV_MAX       40
 

@@ -18,12 +18,8 @@
 #include "call.h"
 #include "ctrl.h"
 #include "msg.h"
-#include "seq.h"
 #include "server.h"
 #include "version.h"
-
-/* Our receive window: what the reorder buffer can hold. */
-#define PPTPD_RECV_WINDOW SEQ_REORDER_SLOTS
 
 enum ctrl_state {
 	CTRL_WAIT_SCCRQ,
