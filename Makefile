@@ -30,7 +30,7 @@ PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:.c=)
 
-.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps FORCE
+.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps valgrind FORCE
 all: pptpd/pptpd plugin
 
 # Objects depend on the flags they were built with: switching SANITIZE=1 or
@@ -57,13 +57,18 @@ plugin:
 tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a .build-flags
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a $(ALL_LDFLAGS) -lcmocka
 
-unit: pptpd/pptpd $(UNIT_BIN)
+unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
 e2e: all
 	scripts/e2e-run tests/e2e/run-all
+
+# The daemon under valgrind while control connections and calls come and
+# go (tests/unit/test_daemon.c with a stand-in pppd): any error or leak fails.
+valgrind: all tests/unit/test_daemon
+	PPTPD_VALGRIND=1 tests/unit/test_daemon
 
 # What README.md calls "the tests": install what is missing, build, run the
 # unit tests, then the end-to-end suites with the real stack.

@@ -170,62 +170,76 @@ on_signal(void *arg, int signo)
 	}
 }
 
+/* Start the server, run it until SIGTERM, stop it. Returns the exit status. */
+static int
+run(struct conf *conf, const struct opts *o)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	char err[CONF_ERR_LEN];
+	const char *pidfile = (!o->foreground || o->pidfile) ? conf->pidfile : NULL;
+	const char *reason = NULL;
+	struct server *s = NULL;
+	struct loop *loop = loop_new();
+	int rc = 1;
+
+	if (loop == NULL) {
+		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
+		reason = err;
+	} else if ((s = server_new(conf, loop, err, sizeof(err))) == NULL) {
+		reason = err;
+	} else if (!o->foreground && daemon(0, 0) < 0) {
+		snprintf(err, sizeof(err), "cannot daemonise: %s", strerror(errno));
+		reason = err;
+	}
+	if (reason == NULL) {
+		if (!o->foreground)
+			log_open("pptpd", 0, conf->debug);
+		if (pidfile != NULL && write_pidfile(pidfile) < 0)
+			log_msg(LOG_WARNING, "cannot write pid file %s: %s", pidfile,
+			    strerror(errno));
+		if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])),
+		    on_signal, s) < 0) {
+			snprintf(err, sizeof(err), "cannot set up signals: %s", strerror(errno));
+			reason = err;
+		}
+	}
+	if (reason == NULL) {
+		log_msg(LOG_NOTICE, "pptpd %s listening on %s:1723 (pool %s, max %d "
+		    "connections)", PPTPD_VERSION, inet_ntoa(conf->listen),
+		    conf->remoteip ? conf->remoteip : "none", conf->connections);
+		rc = loop_run(loop) < 0 ? 1 : 0;
+		log_msg(LOG_NOTICE, "pptpd stopped");
+		if (pidfile != NULL)
+			unlink(pidfile);
+	} else {
+		log_msg(LOG_ERR, "%s", reason);
+	}
+	server_free(s);
+	loop_free(loop);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct opts o = { .conf_file = CONF_DEFAULT_FILE };
 	struct conf conf;
 	char err[CONF_ERR_LEN];
-	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	int rc = EXIT_CONFIG;
 
 	if (parse_args(argc, argv, &o) < 0)
 		return EXIT_CONFIG;
 	conf_init(&conf);
-	if (conf_load(&conf, o.conf_file, err, sizeof(err)) < 0) {
+	if (conf_load(&conf, o.conf_file, err, sizeof(err)) < 0)
 		fprintf(stderr, "pptpd: %s\n", err);
-		return EXIT_CONFIG;
+	else if (apply_args(&conf, &o) == 0) {
+		log_open("pptpd", 1, conf.debug);
+		for (size_t i = 0; i < conf.nwarnings; i++)
+			log_msg(LOG_WARNING, "%s", conf.warnings[i]);
+		signal(SIGPIPE, SIG_IGN);
+		rc = run(&conf, &o);
+		log_close();
 	}
-	if (apply_args(&conf, &o) < 0)
-		return EXIT_CONFIG;
-	log_open("pptpd", 1, conf.debug);
-	for (size_t i = 0; i < conf.nwarnings; i++)
-		log_msg(LOG_WARNING, "%s", conf.warnings[i]);
-	signal(SIGPIPE, SIG_IGN);
-
-	struct loop *loop = loop_new();
-	if (loop == NULL) {
-		log_msg(LOG_ERR, "cannot create the event loop: %s", strerror(errno));
-		return 1;
-	}
-	struct server *s = server_new(&conf, loop, err, sizeof(err));
-	if (s == NULL) {
-		log_msg(LOG_ERR, "%s", err);
-		return 1;
-	}
-	if (!o.foreground) {
-		if (daemon(0, 0) < 0) {
-			log_msg(LOG_ERR, "cannot daemonise: %s", strerror(errno));
-			return 1;
-		}
-		log_open("pptpd", 0, conf.debug);
-	}
-	const char *pidfile = (!o.foreground || o.pidfile) ? conf.pidfile : NULL;
-	if (pidfile != NULL && write_pidfile(pidfile) < 0)
-		log_msg(LOG_WARNING, "cannot write pid file %s: %s", pidfile, strerror(errno));
-	if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])), on_signal, s) < 0) {
-		log_msg(LOG_ERR, "cannot set up signals: %s", strerror(errno));
-		return 1;
-	}
-	log_msg(LOG_NOTICE, "pptpd %s listening on %s:1723 (pool %s, max %d connections)",
-	    PPTPD_VERSION, inet_ntoa(conf.listen), conf.remoteip ? conf.remoteip : "none",
-	    conf.connections);
-	int rc = loop_run(loop);
-	log_msg(LOG_NOTICE, "pptpd stopped");
-	if (pidfile != NULL)
-		unlink(pidfile);
-	server_free(s);
-	loop_free(loop);
 	conf_free(&conf);
-	log_close();
-	return rc < 0 ? 1 : 0;
+	return rc;
 }

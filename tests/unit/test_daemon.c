@@ -80,10 +80,19 @@ daemon_start(const char *extra)
 		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, STDERR_FILENO);
 		setenv("FAKE_PPPD_DIR", tmpdir, 1);
+		/* PPTPD_VALGRIND=1: the daemon runs under valgrind, and any
+		 * error or leak turns its exit status (checked at teardown)
+		 * non-zero. */
+		if (getenv("PPTPD_VALGRIND") != NULL)
+			execlp("valgrind", "valgrind", "-q", "--leak-check=full",
+			    "--show-leak-kinds=definite,indirect",
+			    "--errors-for-leak-kinds=definite,indirect",
+			    "--error-exitcode=99", "--trace-children=no", DAEMON,
+			    "-f", "-d", "-c", path, (char *)NULL);
 		execl(DAEMON, "pptpd", "-f", "-d", "-c", path, (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 1000; i++) {
 		struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT) };
 		inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
 		int s = socket(AF_INET, SOCK_STREAM, 0);
