@@ -15,7 +15,8 @@ A version spec is a git ref with optional build options, or `poptop`:
 
 Each ref's tree is exported with `git archive` into regress/build/<key>/
 (<key> = commit, plus a hash of the make variables when there are any) and
-built there with `make pptpd/pptpd`; the user's tree, index and worktree
+built there with `make pptpd/pptpd` (and `make plugin` where the ref has
+plugin/, the pppd plugin its pptpd.conf then names); the user's tree, index and worktree
 list are never touched. A finished build leaves `.regress-ok`, so the next
 run with the same commit and flags reuses it.
 """
@@ -37,8 +38,20 @@ SCRUB_ENV = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "OPT",
              "CFLAGS", "EXTRA_CFLAGS", "LDFLAGS", "SANITIZE", "GNUMAKEFLAGS")
 
 
+# Bump when what a build produces changes: older cached builds are redone.
+RECIPE = 2
+
+
 class BuildError(Exception):
     pass
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def parse_spec(spec):
@@ -155,7 +168,8 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
     binary = os.path.join(d, "pptpd", "pptpd")
     margs = ["%s=%s" % kv for kv in sorted(mv.items())]
     logf = os.path.join(build_root, key + ".log")
-    if os.path.exists(ok) and os.access(binary, os.X_OK):
+    stamp = "recipe %d %s %s\n" % (RECIPE, sha, " ".join(margs))
+    if os.access(binary, os.X_OK) and _read(ok) == stamp:
         log("build: %-24s %s (cached)" % (label, key))
     else:
         log("build: %-24s %s%s %s" % (label, sha[:12],
@@ -173,12 +187,20 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
                 raise BuildError("%s: exporting %s failed (see %s)"
                                  % (label, sha[:12], logf))
             env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
-            cmd = ["make", "-C", d, "-j%d" % jobs, "pptpd/pptpd"] + margs
-            lf.write(("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
-                     .encode())
-            lf.flush()
-            p = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT,
-                               env=env, stdin=subprocess.DEVNULL)
+            # The daemon, and the pppd plugin it gives every pppd where
+            # the ref has one (the real stack: pptpd.conf `plugin`).
+            targets = ["pptpd/pptpd"]
+            if os.path.exists(os.path.join(d, "plugin", "Makefile")):
+                targets.append("plugin")
+            for t in targets:
+                cmd = ["make", "-C", d, "-j%d" % jobs, t] + margs
+                lf.write(("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
+                         .encode())
+                lf.flush()
+                p = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT,
+                                   env=env, stdin=subprocess.DEVNULL)
+                if p.returncode != 0:
+                    break
         if p.returncode != 0 or not os.access(binary, os.X_OK):
             with open(logf, errors="replace") as f:
                 tail = "\n".join("    " + x for x in
@@ -187,7 +209,11 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
                              "last lines of %s:\n%s"
                              % (label, sha[:12], p.returncode, logf, tail))
         with open(ok, "w") as f:
-            f.write("%s %s\n" % (sha, " ".join(margs)))
+            f.write(stamp)
+    conf = []
+    so = os.path.join(d, "plugin", "pptpd-policy.so")
+    if os.path.exists(so):
+        conf.append("plugin " + so)
     return {"label": label, "key": file_key(label), "spec": spec,
             "kind": "ours", "commit": sha, "dirty": dirty, "make": margs,
-            "server": [binary], "build": key}
+            "server": [binary], "conf": conf, "build": key}

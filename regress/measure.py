@@ -192,6 +192,40 @@ def system_cpu():
     return sum(v[:8]) - idle, sum(v[:8])
 
 
+def ppp_rx(pid):
+    """(bytes, packets) received by the ppp interfaces of the netns of
+    `pid`, from /proc/PID/net/dev; (0, 0) when there is none."""
+    b = n = 0
+    try:
+        with open("/proc/%d/net/dev" % pid) as f:
+            for line in f:
+                name, sep, rest = line.partition(":")
+                if sep and name.strip().startswith("ppp"):
+                    v = rest.split()
+                    b += int(v[0])
+                    n += int(v[1])
+    except (OSError, TypeError, ValueError, IndexError):
+        pass
+    return b, n
+
+
+def wait_quiet(pid, quiet, limit):
+    """Wait until the ppp interfaces of `pid`'s netns received nothing for
+    `quiet` seconds (at most `limit`); returns the seconds waited."""
+    t0 = time.monotonic()
+    last = ppp_rx(pid)
+    still = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        time.sleep(0.1)
+        cur = ppp_rx(pid)
+        now = time.monotonic()
+        if cur != last:
+            last, still = cur, now
+        elif now - still >= quiet:
+            break
+    return time.monotonic() - t0
+
+
 def kill_netns(ino, sig=signal.SIGKILL):
     for pid in pids_in_netns(ino):
         try:
@@ -227,9 +261,10 @@ def tcp_listening(pid, port):
 class Bed:
     """Network namespaces, secrets and config files, for the whole run."""
 
-    def __init__(self, work, mppe):
+    def __init__(self, work, mppe, napi=True):
         self.work = work
         self.mppe = mppe
+        self.napi = napi
         self.secrets_backup = None
         self.made_ns = []
 
@@ -249,10 +284,36 @@ class Bed:
                             (CLI_NS, "rg-cli", CLI_IP)):
             run(["ip", "addr", "add", ip + "/24", "dev", dev], ns=ns)
             run(["ip", "link", "set", dev, "up"], ns=ns)
+            if self.napi:
+                self._threaded_napi(ns, dev)
+        for ns, dev, peer_ns, peer_dev, peer_ip in (
+                (SRV_NS, "rg-srv", CLI_NS, "rg-cli", CLI_IP),
+                (CLI_NS, "rg-cli", SRV_NS, "rg-srv", SRV_IP)):
+            # Sessions must start alike: no TCP state carried over from the
+            # previous session's connections (cached ssthresh/RTT change
+            # how a TCP stream starts), no ARP aging in the middle of one.
+            run(["sysctl", "-q", "-w", "net.ipv4.tcp_no_metrics_save=1"],
+                ns=ns)
+            mac = run(["cat", "/sys/class/net/%s/address" % peer_dev],
+                      ns=peer_ns).stdout.strip()
+            run(["ip", "neigh", "replace", peer_ip, "lladdr", mac, "dev", dev,
+                 "nud", "permanent"], ns=ns)
         self.srv_ino = netns_inode(SRV_NS)
         self.cli_ino = netns_inode(CLI_NS)
         self._secrets()
         self._configs()
+
+    @staticmethod
+    def _threaded_napi(ns, dev):
+        """Receive on `dev` in a NAPI kernel thread of its own. Otherwise a
+        packet crossing the veth pair is processed in softirq context on
+        top of whichever process sent it, and the receiving side's work
+        (the client's GRE, IP, TCP) is charged to the sender -- to the
+        server when it sends, in bursts that vary from run to run. GRO on
+        gives the veth a NAPI instance; `threaded` moves its poll loop into
+        a kthread, which is counted for neither side."""
+        run(["ethtool", "-K", dev, "gro", "on"], ns=ns)
+        run(["sh", "-c", "echo 1 > /sys/class/net/%s/threaded" % dev], ns=ns)
 
     def _secrets(self):
         path = "/etc/ppp/chap-secrets"
@@ -395,8 +456,13 @@ class Session:
         w = self.bed.work
         for f in ("pppd-srv.log", "pppd-cli.log"):
             open(os.path.join(w, f), "w").close()
+        conf = "%s/pptpd-%s.conf" % (w, self.v["key"])
+        with open(w + "/pptpd.conf") as src, open(conf, "w") as dst:
+            dst.write(src.read())
+            for line in self.v.get("conf", []):
+                dst.write(line + "\n")
         argv = ["ip", "netns", "exec", SRV_NS] + self.v["server"] + \
-            ["-f", "-c", w + "/pptpd.conf", "-p", w + "/pptpd.pid"]
+            ["-f", "-c", conf, "-p", w + "/pptpd.pid"]
         t0 = time.monotonic()
         with open(self.log, "w") as lf:
             self.server = subprocess.Popen(argv, stdout=lf, stderr=lf,
@@ -471,9 +537,23 @@ class Session:
             "rtt_min": min(times), "rtt_max": max(times),
             "sent": sent, "received": got}
 
+    def _rx_pid(self, direction):
+        """A process in the netns at the receiving end of a stream."""
+        if direction == "down":
+            pids = pids_in_netns(self.bed.cli_ino)
+            return pids[0] if pids else None
+        return self.server.pid
+
     def stream(self, s, raw_path, settle):
+        """Run one stream; CPU and tunnel bytes are taken over the same
+        window: from before iperf3 starts until the receiving end's ppp
+        interface has been quiet for `settle` seconds after it ended (the
+        data still queued in buffers when iperf3 stops is carried and paid
+        for inside the window)."""
         self.check_alive()
         ino = self.bed.srv_ino
+        rx_pid = self._rx_pid(s["direction"])
+        rx0 = ppp_rx(rx_pid)
         before = server_snapshot(ino)
         sys0 = system_cpu()
         t0 = time.monotonic()
@@ -485,10 +565,10 @@ class Session:
             raise SessionError("%s: iperf3 %s hung" % (self.v["label"],
                                                        s["name"]))
         wall = time.monotonic() - t0
-        # Let queued packets drain, so their cost lands in this stream.
-        time.sleep(settle)
+        drain = wait_quiet(rx_pid, settle, 10.0)
         after = server_snapshot(ino)
         sys1 = system_cpu()
+        rx1 = ppp_rx(rx_pid)
         with open(raw_path, "w") as f:
             f.write(p.stdout)
         try:
@@ -499,13 +579,16 @@ class Session:
                 self.v["label"], s["name"], e, raw_path))
         cpu_ticks, cpu_ns, per, vanished = cpu_delta(before, after)
         cpu = cpu_ns if cpu_ns is not None else cpu_ticks
-        mb = d["bytes"] / 1e6
+        tun_bytes = rx1[0] - rx0[0]
+        mb = tun_bytes / 1e6
         m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
         busy = sys1[0] - sys0[0]
         total = sys1[1] - sys0[1]
         d.update(server_cpu_s=cpu, server_cpu_ticks_s=cpu_ticks,
                  server_cpu_ns_s=cpu_ns, server_cpu_by_comm=per,
                  server_vanished=vanished, wall_s=round(wall, 3),
+                 drain_s=round(drain, 3), tunnel_bytes=tun_bytes,
+                 tunnel_packets=rx1[1] - rx0[1],
                  vm_busy_pct=busy * 100.0 / total if total else None,
                  server_cpu_pct=cpu * 100.0 / wall if wall else None)
         self.check_alive()
@@ -637,7 +720,7 @@ class Run:
         if os.environ.get("PPTPD_IN_VM"):
             catcher = SyslogCatcher("/dev/log", os.path.join(work,
                                                              "syslog.txt"))
-        bed = Bed(work, plan["mppe"])
+        bed = Bed(work, plan["mppe"], plan.get("threaded_napi", True))
         versions = plan["versions"]
         self.total = plan["rounds"] * len(versions) * len(plan["streams"])
         self.done = 0
@@ -645,12 +728,16 @@ class Run:
         try:
             bed.setup()
             t0 = time.monotonic()
-            for v in versions:
-                # Page the binaries in and settle the caches: the first
-                # session of a fresh VM is slower than the rest.
-                if plan["warmup"]:
-                    log("warm-up: %s" % v["label"])
-                    self.session(bed, v, 0, warmup=True)
+            if plan["warmup"]:
+                # Page the tools in over 9p and settle the caches: the first
+                # session of a fresh VM is slower than the rest. The other
+                # versions differ only by their server binary: read it.
+                log("warm-up: %s" % versions[0]["label"])
+                self.session(bed, versions[0], 0, warmup=True)
+                for v in versions[1:]:
+                    with open(v["server"][0], "rb") as f:
+                        while f.read(1 << 20):
+                            pass
             for rnd in range(1, plan["rounds"] + 1):
                 for v in versions:
                     self.session(bed, v, rnd)

@@ -297,12 +297,13 @@ def report(results_dir, threshold, log=print, out=sys.stdout):
     raw = load(results_dir)
     labels, rows = analyse(raw, threshold)
     table(labels, rows, out=out)
-    print("* server CPU per MB: CPU time of the whole server side (pptpd, "
-          "pptpctrl, pppd) per\n  megabyte delivered; it shows a server "
-          "regression even when the tunnel's speed\n  is set by something "
-          "else. Values: median of the rounds ±range/median; `?` = a change\n"
-          "  beyond %g %% whose rounds overlap (run more ROUNDS)." % threshold,
-          file=out)
+    print("* server CPU per MB: CPU time of every server-side process "
+          "(pptpd, Poptop's pptpctrl,\n  pppd) per megabyte carried through "
+          "the tunnel; it shows a server regression\n  even when something "
+          "else sets the tunnel's speed. Cells: median of the rounds\n"
+          "  ±(max-min)/median. `?`: a change beyond %g %% that is not clear "
+          "of the noise\n  (the rounds overlap, or scatter as much as the "
+          "change): run more ROUNDS." % threshold, file=out)
     lines = verdict_lines(labels, rows)
     spread = max_spread(labels, rows)
     summ, rounds = write_csv(results_dir, raw, labels, rows)

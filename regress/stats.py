@@ -9,7 +9,10 @@ and a verdict that fires only when the change is both large and real:
 
   * large: |change| > threshold (percent) AND the absolute difference of the
     medians exceeds the metric's floor (so 0.0 % -> 0.1 % loss is no "+inf %
-    regression");
+    regression") AND |change| exceeds the spread (range/median) of the
+    rounds of either version, so a metric whose repeats scatter by 8 % needs
+    more than an 8 % change (a TCP stream's CPU cost varies more from run to
+    run than a paced UDP stream's);
   * real: the rounds of the two versions do not overlap (every round of one
     is above every round of the other), or, with at least 4 rounds on each
     side, an exact two-sided Mann-Whitney rank test gives p < alpha.
@@ -166,11 +169,15 @@ def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05):
         return res
     mb, mo = res["base_median"], res["median"]
     diff = mo - mb
+    noise = max([x for x in (res["base_spread"], res["spread"])
+                 if x is not None] or [0.0])
     if mb != 0:
         res["change"] = diff / abs(mb) * 100.0
         large = abs(res["change"]) > threshold and abs(diff) > floor
+        within_noise = abs(res["change"]) <= noise
     else:
         large = abs(diff) > floor
+        within_noise = False
     separated = not overlap(base, other)
     if not separated and len(base) >= 4 and len(other) >= 4:
         res["p"] = mann_whitney_p(base, other)
@@ -178,6 +185,10 @@ def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05):
     res["separated"] = separated
     if not large:
         res["reason"] = "within threshold"
+        return res
+    if within_noise:
+        res["noisy"] = True
+        res["reason"] = "change within the spread of the rounds"
         return res
     if not separated:
         res["noisy"] = True

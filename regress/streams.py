@@ -14,6 +14,8 @@ A stream file is a list of `key value` lines (`key = value` works too);
   direction       up (client -> server, the server receives), down (server
                   -> client, iperf3 -R) or both (two streams, NAME.up and
                   NAME.down); default up
+  window          socket buffer / TCP window (iperf3 -w), e.g. 64K;
+                  default: the kernel's autotuning
   quick           yes | no: also run with QUICK=1 (default no)
   quick_duration  seconds when QUICK=1 (default: duration)
   description     free text for the report
@@ -29,7 +31,7 @@ import re
 KINDS = ("udp", "tcp")
 DIRECTIONS = ("up", "down", "both")
 KEYS = ("kind", "size", "rate", "duration", "direction", "quick",
-        "quick_duration", "description")
+        "quick_duration", "window", "description")
 SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
 
 
@@ -106,6 +108,10 @@ def parse(text, name):
         if direction not in DIRECTIONS:
             raise StreamError("direction must be up, down or both")
         quick = _yes(kv.get("quick", "no"))
+        window = kv.get("window")
+        if window is not None and not re.fullmatch(r"[0-9]+[KMG]?", window,
+                                                   re.I):
+            raise StreamError("window must be like 64K")
     except ValueError as e:  # StreamError, or int()/float() of bad text
         raise StreamError("%s: %s" % (name, e)) from None
     dirs = ["up", "down"] if direction == "both" else [direction]
@@ -115,7 +121,7 @@ def parse(text, name):
             "name": name if direction != "both" else "%s.%s" % (name, d),
             "kind": kind, "size": size, "rate_bps": rate,
             "duration": duration, "quick_duration": qdur,
-            "direction": d, "quick": quick,
+            "direction": d, "quick": quick, "window": window,
             "description": kv.get("description", ""),
         })
     return out
@@ -162,6 +168,8 @@ def iperf_args(stream, host, port):
             a += ["-l", str(stream["size"])]
         if stream["rate_bps"]:
             a += ["-b", str(int(round(stream["rate_bps"])))]
+    if stream.get("window"):
+        a += ["-w", stream["window"]]
     if stream["direction"] == "down":
         a.append("-R")
     return a
