@@ -59,6 +59,7 @@ tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a .build-flags
 
 unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
+	$(MAKE) -C plugin check
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
