@@ -706,9 +706,12 @@ class Suite:
         self.attack("ICMP unreachable for the live call's GRE", icmp)
 
     # ----------------------------------------------------------- floods
-    def open_many(self, n, sources, timeout=3.0):
+    def open_many(self, n, sources, timeout=3.0, speak=False):
         """Open n connections at once (non-blocking connects, so the whole
-        burst lands well within stimeout). Returns (conns, failed)."""
+        burst lands well within stimeout). With `speak`, each sends its
+        SCCRQ as soon as it is connected, so that no deadline of the
+        server's closes it while the burst is still going on. Returns
+        (conns, failed)."""
         pending = []
         for i in range(n):
             c = Conn.__new__(Conn)
@@ -733,6 +736,11 @@ class Suite:
                     c.close()
                 else:
                     c.s.settimeout(3.0)
+                    if speak:
+                        try:
+                            c.s.send(w.sccrq())
+                        except OSError:
+                            pass
                     conns.append(c)
         for c in waiting:
             failed += 1
@@ -755,6 +763,20 @@ class Suite:
                 counts[last] = counts.get(last, 0) + int(m.group(1))
         return ", ".join("%d '%s'" % (v, k) for k, v in counts.items()) \
             or "none logged"
+
+    def classify(self, conns, timeout=10.0):
+        """For connections that sent an SCCRQ: (accepted, refused) where
+        accepted got an SCCRP and refused were closed without one."""
+        acc, ref = 0, 0
+        end = time.monotonic() + timeout
+        for c in conns:
+            try:
+                m = c.recv(w.SCCRP, timeout=max(0.05, end - time.monotonic()))
+                if m is not None:
+                    acc += 1
+            except (Closed, OSError):
+                ref += 1
+        return acc, ref
 
     def count_open(self, conns):
         return sum(1 for c in conns if not c.is_closed_now())
@@ -796,18 +818,18 @@ class Suite:
         def over_limit():
             log0 = len(self.server_log())
             n = env.connections + 30
-            conns, failed = self.open_many(n, env.flood_srcs)
-            time.sleep(1)
-            open_now = self.count_open(conns)
+            conns, failed = self.open_many(n, env.flood_srcs, speak=True)
+            open_now, refused = self.classify(conns)
             fds_full = self.fds()
             problems = []
             # The live connection counts too.
             if open_now > env.connections - 1:
                 problems.append("%d connections held, limit %d" %
                                 (open_now + 1, env.connections))
-            refused = n - failed - open_now
             if refused <= 0:
                 problems.append("nothing refused")
+            if failed:
+                problems.append("%d connects failed" % failed)
             newlog = self.server_log()[log0:]
             if not re.search(r"refus|limit", newlog, re.I):
                 problems.append("no log line about refused connections")
@@ -827,9 +849,8 @@ class Suite:
         def per_address():
             log0 = len(self.server_log())
             n = 60
-            conns, failed = self.open_many(n, [env.atk_src])
-            time.sleep(1)
-            open_now = self.count_open(conns)
+            conns, failed = self.open_many(n, [env.atk_src], speak=True)
+            open_now, refused = self.classify(conns)
             problems = []
             took, err = handshake(env)   # from another address
             if err:
@@ -853,8 +874,8 @@ class Suite:
                 problems.append("descriptors %d before, %d after" %
                                 (base_fds, fds))
             return "%d connections from %s" % (n, env.atk_src), problems, \
-                "%d held (log: %s), fds %d->%d" % (
-                    open_now, self.refusals(newlog), base_fds, fds)
+                "%d held, %d refused (log: %s), fds %d->%d" % (
+                    open_now, refused, self.refusals(newlog), base_fds, fds)
         self.attack("connections beyond the per-address limit", per_address)
 
         def pool_exhaustion():
@@ -862,24 +883,39 @@ class Suite:
             # many calls as the server accepts: every call holds a pool
             # address and a pppd before anybody has authenticated.
             nconn = env.per_client if env.per_client > 0 else 8
-            conns, _ = self.open_many(nconn, [env.atk_src])
-            calls = 0
+            conns, _ = self.open_many(nconn, [env.atk_src], speak=True)
+            calls = refused = 0
             cid = 20000
+            live = []
             for c in conns:
                 try:
-                    c.send(w.sccrq())
-                    c.recv(w.SCCRP, timeout=3)
+                    if c.recv(w.SCCRP, timeout=3) is None:
+                        continue
                     for _ in range(20):
                         cid += 1
                         c.send(w.ocrq(cid))
-                    end = time.monotonic() + 8
-                    for _ in range(20):
-                        m = c.recv(w.OCRP, timeout=max(0.1, end - time.monotonic()))
-                        if m is None:
-                            break
-                        calls += m["result"] == 1
+                    live.append([c, 20])
                 except (Closed, OSError):
                     pass
+            # Every call forks a pppd: give the server time to answer all.
+            t0 = time.monotonic()
+            end = t0 + 90
+            while any(n for _, n in live) and time.monotonic() < end:
+                for entry in live:
+                    c, n = entry
+                    if not n:
+                        continue
+                    try:
+                        m = c.recv(w.OCRP, timeout=0.05)
+                    except (Closed, OSError):
+                        entry[1] = 0
+                        continue
+                    if m is not None:
+                        entry[1] -= 1
+                        if m["result"] == 1:
+                            calls += 1
+                        else:
+                            refused += 1
             problems = []
             took, err = handshake(env)   # another address wants a call
             if err:
@@ -893,7 +929,9 @@ class Suite:
                 c.close()
             time.sleep(2)
             return "%d connections x 20 OCRQ from %s" % (len(conns), env.atk_src), \
-                problems, "%d calls held by one address" % calls
+                problems, "%d calls held by one address, %d refused, %d unanswered " \
+                "after %.0f s" % (calls, refused, sum(n for _, n in live),
+                                  time.monotonic() - t0)
         self.attack("address pool exhaustion from one address", pool_exhaustion)
 
     # ------------------------------------------------------ final check
