@@ -15,7 +15,10 @@ struct call;
 #define CTRL_OCRQ_TIMEOUT_MS  60000   /* SCCRP sent, no call yet -> close */
 #define CTRL_INBUF_LEN        1024    /* > 4 of the longest message */
 #define CTRL_OUTBUF_LEN       8192
-#define CTRL_MAX_CALLS        16      /* calls on one connection */
+/* Calls on one connection: every known client (Windows, pptp-linux) places
+ * one call per control connection, and a bound here is what makes
+ * connections-per-client also bound the addresses one client can take. */
+#define CTRL_MAX_CALLS        1
 
 struct ctrl *ctrl_new(struct server *s, int fd, const struct sockaddr_in *peer,
     const struct sockaddr_in *local);

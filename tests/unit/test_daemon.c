@@ -365,25 +365,31 @@ test_pppd_exit_sends_cdn(void **state)
 static void
 test_pool_exhausted_and_returned(void **state)
 {
-	int s = pns_start();
+	int s1 = pns_start(), s2 = pns_start(), s3 = pns_start();
 	struct pptp_msg r;
-	pns_call(s, 1, &r);
+	pns_call(s1, 1, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	pns_call(s, 2, &r);
+	/* one call per control connection, as every real client does */
+	pns_call(s1, 2, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_GENERAL_ERROR);
+	assert_true(log_contains("too many calls on this connection"));
+	pns_call(s2, 3, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	pns_call(s, 3, &r);   /* pool of two */
+	pns_call(s3, 4, &r);   /* pool of two */
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_GENERAL_ERROR);
 	assert_int_equal(r.u.ocrp.error, PPTP_ERR_NO_RESOURCE);
 	assert_true(log_contains("address pool exhausted"));
-	/* the client leaving hangs up both calls and frees both addresses */
-	close(s);
+	/* the clients leaving hang up both calls and free both addresses */
+	close(s1);
+	close(s2);
 	wait_for(daemon_children, 0, 3000);
-	s = pns_start();
-	pns_call(s, 4, &r);
+	s1 = pns_start();
+	pns_call(s1, 5, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	pns_call(s, 5, &r);
+	pns_call(s3, 6, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	close(s);
+	close(s1);
+	close(s3);
 	wait_for(daemon_children, 0, 3000);
 }
 
