@@ -16,6 +16,9 @@ A stream file is a list of `key value` lines (`key = value` works too);
                   NAME.down); default up
   window          socket buffer / TCP window (iperf3 -w), e.g. 64K;
                   default: the kernel's autotuning
+  pacing          yes | no: with a rate, let the kernel pace every packet
+                  (iperf3 --fq-rate) instead of iperf3 sending a burst
+                  each millisecond (default no)
   quick           yes | no: also run with QUICK=1 (default no)
   quick_duration  seconds when QUICK=1 (default: duration)
   description     free text for the report
@@ -31,7 +34,7 @@ import re
 KINDS = ("udp", "tcp")
 DIRECTIONS = ("up", "down", "both")
 KEYS = ("kind", "size", "rate", "duration", "direction", "quick",
-        "quick_duration", "window", "description")
+        "quick_duration", "window", "pacing", "description")
 SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
 
 
@@ -108,6 +111,9 @@ def parse(text, name):
         if direction not in DIRECTIONS:
             raise StreamError("direction must be up, down or both")
         quick = _yes(kv.get("quick", "no"))
+        pacing = _yes(kv.get("pacing", "no"))
+        if pacing and rate is None:
+            raise StreamError("pacing needs a rate")
         window = kv.get("window")
         if window is not None and not re.fullmatch(r"[0-9]+[KMG]?", window,
                                                    re.I):
@@ -122,6 +128,7 @@ def parse(text, name):
             "kind": kind, "size": size, "rate_bps": rate,
             "duration": duration, "quick_duration": qdur,
             "direction": d, "quick": quick, "window": window,
+            "pacing": pacing,
             "description": kv.get("description", ""),
         })
     return out
@@ -160,14 +167,15 @@ def iperf_args(stream, host, port):
     """iperf3 client arguments for one stream (without the binary)."""
     a = ["-c", host, "-p", str(port), "-J", "--get-server-output",
          "-t", _num(stream["duration"]), "--connect-timeout", "10000"]
+    rate = str(int(round(stream["rate_bps"]))) if stream["rate_bps"] else None
     if stream["kind"] == "udp":
-        a += ["-u", "-l", str(stream["size"]),
-              "-b", str(int(round(stream["rate_bps"])))]
-    else:
-        if stream["size"]:
-            a += ["-l", str(stream["size"])]
-        if stream["rate_bps"]:
-            a += ["-b", str(int(round(stream["rate_bps"])))]
+        a += ["-u", "-l", str(stream["size"])]
+    elif stream["size"]:
+        a += ["-l", str(stream["size"])]
+    if rate and stream.get("pacing"):
+        a += ["--fq-rate", rate, "-b", "0"]
+    elif rate:
+        a += ["-b", rate]
     if stream.get("window"):
         a += ["-w", stream["window"]]
     if stream["direction"] == "down":
@@ -188,6 +196,8 @@ def describe(stream):
     else:
         what = "tcp bulk" if not stream["rate_bps"] else \
             "tcp @ " + fmt_rate(stream["rate_bps"])
+    if stream.get("pacing"):
+        what += " paced"
     return "%s, %s, %s s" % (what, stream["direction"],
                              _num(stream["duration"]))
 

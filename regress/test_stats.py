@@ -196,6 +196,21 @@ class TestStreams(unittest.TestCase):
         self.assertIn("-u", a)
         self.assertNotIn("-R", a)
 
+    def test_tcp_rate_window_pacing(self):
+        s = streams.parse("kind tcp\nrate 1.2M\nwindow 64K\npacing yes\n",
+                          "t")[0]
+        a = streams.iperf_args(s, "198.19.0.1", 5201)
+        self.assertEqual(a[a.index("-w") + 1], "64K")
+        self.assertEqual(a[a.index("--fq-rate") + 1], "1200000")
+        s["pacing"] = False
+        a = streams.iperf_args(s, "198.19.0.1", 5201)
+        self.assertEqual(a[a.index("-b") + 1], "1200000")
+        self.assertNotIn("--fq-rate", a)
+        with self.assertRaises(streams.StreamError):
+            streams.parse("kind tcp\npacing yes\n", "t")
+        with self.assertRaises(streams.StreamError):
+            streams.parse("kind tcp\nwindow lots\n", "t")
+
     def test_errors(self):
         for text in ("kind sctp\n", "kind udp\n", "kind udp\nrate fast\n",
                      "kind udp\nrate 1M\ncolour blue\n",
