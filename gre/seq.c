@@ -121,11 +121,21 @@ static enum seq_verdict hold(struct seq_rx *rx, uint32_t seq,
 		rx->duplicates++;
 		return SEQ_DUPLICATE;
 	}
+	/* A packet landing below the highest held one is the gap filling in,
+	 * not more traffic queueing behind a loss: the peer is still sending
+	 * the reordered burst (a slow sender delivers it over many ms), so
+	 * the wait starts again. A real loss sees only packets above the
+	 * highest and expires on time. */
+	int filling = rx->held > 0 && seq - rx->next < held_edge(rx, 1);
 	if (s->used || slot_fill(rx, s, seq, data, len, now_ms) < 0) {
 		rx->no_room++;
 		return SEQ_NO_ROOM;
 	}
-	if (rx->held++ == 0 || now_ms < rx->gap_since_ms)
+	if (filling)
+		for (size_t i = 0; i < SEQ_REORDER_SLOTS; i++)
+			if (rx->slot[i].used)
+				rx->slot[i].t_ms = now_ms;
+	if (rx->held++ == 0 || filling || now_ms < rx->gap_since_ms)
 		rx->gap_since_ms = now_ms;
 	rx->cand_count = 0;
 	return SEQ_HELD;

@@ -51,7 +51,7 @@ struct seq_slot {
 	uint32_t seq;
 	uint16_t len;
 	uint8_t  used;
-	uint64_t t_ms;          /* arrival time */
+	uint64_t t_ms;          /* arrival, or the gap last filling in */
 	uint8_t *data;          /* SEQ_SLOT_BYTES or NULL */
 };
 

@@ -240,6 +240,56 @@ static void test_gap_expiry(void **state)
 	}
 }
 
+/* pptp --test-type 3 from a slow sender: 16 first, then 15..5 one by one,
+ * each a little less than the timeout after the previous one. The gap keeps
+ * filling, so nothing is given up and everything comes out in order. */
+static void test_slow_reversed_burst_not_lost(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NBASES; i++) {
+		uint32_t b = bases[i], want[17];
+		uint64_t t = 0;
+
+		reset();
+		for (uint32_t k = 0; k <= 4; k++)
+			feed_at(b + k, t);
+		assert_int_equal(feed_at(b + 16, t), SEQ_HELD);
+		for (uint32_t k = 15; k >= 6; k--) {
+			t += SEQ_REORDER_TIMEOUT_MS - 1;
+			assert_int_equal(seq_rx_expire(&rx, t), 0);
+			assert_int_equal(feed_at(b + k, t), SEQ_HELD);
+		}
+		t += SEQ_REORDER_TIMEOUT_MS - 1;
+		assert_int_equal(seq_rx_expire(&rx, t), 0);
+		assert_int_equal(feed_at(b + 5, t), SEQ_DELIVER);
+		for (uint32_t k = 0; k <= 16; k++)
+			want[k] = b + k;
+		expect_out(want, 17);
+		assert_int_equal(rx.lost, 0);
+	}
+}
+
+/* A real loss: only packets above the highest held keep coming, and the
+ * gap is given up on time whatever they do. */
+static void test_loss_not_extended_by_later_packets(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NBASES; i++) {
+		uint32_t b = bases[i];
+
+		reset();
+		feed_at(b, 0);
+		assert_int_equal(feed_at(b + 2, 0), SEQ_HELD);
+		for (uint32_t k = 3; k < 10; k++)
+			assert_int_equal(feed_at(b + k, k * 5), SEQ_HELD);
+		assert_int_equal(seq_rx_deadline(&rx), SEQ_REORDER_TIMEOUT_MS);
+		assert_int_equal(seq_rx_expire(&rx, SEQ_REORDER_TIMEOUT_MS), 1);
+		drain();
+		assert_int_equal(rx.lost, 1);
+		assert_int_equal(nout, 9);
+	}
+}
+
 static void test_gap_expiry_two_gaps(void **state)
 {
 	(void)state;
@@ -251,9 +301,10 @@ static void test_gap_expiry_two_gaps(void **state)
 		feed_at(b, 0);
 		feed_at(b + 5, 30);
 		feed_at(b + 2, 40);
-		/* the oldest held packet (5, at 30) sets the deadline */
-		assert_int_equal(seq_rx_deadline(&rx), 30 + SEQ_REORDER_TIMEOUT_MS);
-		while (seq_rx_expire(&rx, 30 + SEQ_REORDER_TIMEOUT_MS))
+		/* 2 filled part of the gap at 40: the wait restarted there */
+		assert_int_equal(seq_rx_deadline(&rx), 40 + SEQ_REORDER_TIMEOUT_MS);
+		assert_int_equal(seq_rx_expire(&rx, 39 + SEQ_REORDER_TIMEOUT_MS), 0);
+		while (seq_rx_expire(&rx, 40 + SEQ_REORDER_TIMEOUT_MS))
 			drain();
 		expect_out(want, 3);
 		assert_int_equal(rx.lost, 3);
@@ -561,6 +612,8 @@ int main(void)
 		T(test_duplicate_of_held),
 		T(test_window_edges),
 		T(test_gap_expiry),
+		T(test_slow_reversed_burst_not_lost),
+		T(test_loss_not_extended_by_later_packets),
 		T(test_gap_expiry_two_gaps),
 		T(test_gap_expiry_one_at_a_time),
 		T(test_buffer_full_gives_up_gap),
