@@ -127,6 +127,8 @@ e2e_done() {
 	local line="$E2E_PASS passed, $E2E_FAIL failed"
 	[ "$E2E_SKIP" -gt 0 ] && line+=", $E2E_SKIP skipped"
 	E2E_SUMMARY=$line
+	# Without e2e_init there is no exit trap to print it.
+	[ -n "${E2E_DIR:-}" ] || echo "$line"
 	[ "$E2E_FAIL" = 0 ] && exit 0
 	exit 1
 }
