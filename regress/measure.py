@@ -265,7 +265,6 @@ class Bed:
         self.work = work
         self.mppe = mppe
         self.napi = napi
-        self.secrets_backup = None
         self.made_ns = []
 
     def setup(self):
@@ -316,15 +315,26 @@ class Bed:
         run(["sh", "-c", "echo 1 > /sys/class/net/%s/threaded" % dev], ns=ns)
 
     def _secrets(self):
+        """Our CHAP secret in /etc/ppp/chap-secrets. In the VM the root is a
+        throw-away overlay: write it there. On a host, this process runs in
+        a private mount namespace (see main): /etc/ppp is replaced there by
+        a copy, so the host's files are never touched."""
+        if not os.environ.get("PPTPD_IN_VM"):
+            if os.environ.get("REGRESS_MNTNS") != "1":
+                raise RuntimeError("refusing to edit the host's /etc/ppp "
+                                   "outside a private mount namespace")
+            copy = os.path.join(self.work, "etc-ppp")
+            if os.path.isdir("/etc/ppp"):
+                shutil.copytree("/etc/ppp", copy, symlinks=True)
+            else:
+                os.makedirs(copy)
+                os.makedirs("/etc/ppp", exist_ok=True)
+            run(["mount", "--bind", copy, "/etc/ppp"])
         path = "/etc/ppp/chap-secrets"
-        if not os.environ.get("PPTPD_IN_VM") and os.path.exists(path):
-            # On a real host: keep the admin's file and put it back at exit.
-            self.secrets_backup = os.path.join(self.work, "chap-secrets.orig")
-            shutil.copy2(path, self.secrets_backup)
+        old = ""
+        if os.path.exists(path):
             with open(path) as f:
                 old = f.read()
-        else:
-            old = ""
         os.makedirs("/etc/ppp", exist_ok=True)
         with open(path, "w") as f:
             f.write(old + '\n%s %s "%s" *\n' % (USER, SERVER_NAME, SECRET))
@@ -363,9 +373,6 @@ class Bed:
         for ns in self.made_ns:
             run(["ip", "netns", "del", ns], check=False)
         self.made_ns = []
-        if self.secrets_backup:
-            shutil.copy2(self.secrets_backup, "/etc/ppp/chap-secrets")
-            self.secrets_backup = None
 
 
 # ----------------------------------------------------------------- iperf3
@@ -527,8 +534,8 @@ class Session:
 
     def ping(self, count):
         p = run(["ping", "-n", "-c", str(count),
-                 "-i", "0.2", "-W", "3", TUN_LOCAL], ns=CLI_NS, check=False,
-                timeout=count * 0.2 + 30)
+                 "-i", "0.1", "-W", "3", TUN_LOCAL], ns=CLI_NS, check=False,
+                timeout=count * 0.1 + 30)
         times, sent, got = parse_ping(p.stdout)
         if not times:
             raise SessionError("%s: no ping reply through the tunnel"
@@ -557,14 +564,40 @@ class Session:
         before = server_snapshot(ino)
         sys0 = system_cpu()
         t0 = time.monotonic()
-        argv = ["iperf3"] + streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
+        argv = ["ip", "netns", "exec", CLI_NS, "iperf3"] + \
+            streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
+        out_path = raw_path + ".tmp"
+        with open(out_path, "w") as of:
+            proc = subprocess.Popen(argv, stdout=of, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+        # The steady part of the stream: from `lead` seconds after iperf3
+        # starts (it has connected and TCP has left slow start) to the
+        # stream's nominal end (iperf3's own setup delays the real end).
+        dur = s["duration"]
+        lead = min(1.0, dur / 3.0)
+        mid = []
+        for at in (lead, dur):
+            left = t0 + at - time.monotonic()
+            if left > 0:
+                try:
+                    proc.wait(left)
+                except subprocess.TimeoutExpired:
+                    pass
+            if proc.poll() is None:
+                mid.append((time.monotonic(), server_snapshot(ino),
+                            ppp_rx(rx_pid)))
         try:
-            p = run(argv, ns=CLI_NS, check=False,
-                    timeout=s["duration"] * 4 + 60)
+            proc.wait(dur * 4 + 60)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
             raise SessionError("%s: iperf3 %s hung" % (self.v["label"],
                                                        s["name"]))
         wall = time.monotonic() - t0
+        with open(out_path) as f:
+            stdout = f.read()
+        os.unlink(out_path)
+        p = subprocess.CompletedProcess(argv, proc.returncode, stdout)
         drain = wait_quiet(rx_pid, settle, 10.0)
         after = server_snapshot(ino)
         sys1 = system_cpu()
@@ -582,6 +615,15 @@ class Session:
         tun_bytes = rx1[0] - rx0[0]
         mb = tun_bytes / 1e6
         m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
+        if len(mid) == 2:
+            c_t, c_ns, _, _ = cpu_delta(mid[0][1], mid[1][1])
+            s_mb = (mid[1][2][0] - mid[0][2][0]) / 1e6
+            s_cpu = c_ns if c_ns is not None else c_t
+            d.update(steady_s=round(mid[1][0] - mid[0][0], 3),
+                     steady_cpu_s=s_cpu, steady_bytes=mid[1][2][0] -
+                     mid[0][2][0],
+                     steady_cpu_per_mb=s_cpu * 1000.0 / s_mb
+                     if s_mb > 0 else None)
         busy = sys1[0] - sys0[0]
         total = sys1[1] - sys0[1]
         d.update(server_cpu_s=cpu, server_cpu_ticks_s=cpu_ticks,
@@ -595,14 +637,15 @@ class Session:
         return m, d
 
     def stop(self):
-        """Hang up and stop everything of the session. How the session ends
-        is not measured, so no graceful LCP termination: SIGTERM to every
-        process in both namespaces, SIGKILL to what is left after 2 s."""
+        """Hang up and stop everything of the session. How a session ends
+        is not measured, and a graceful end costs seconds of guest time
+        (LCP terminate, the servers' own shutdown), so: SIGKILL to every
+        process in both namespaces; the kernel closes the ppp units."""
         b = self.bed
         for ino in (b.cli_ino, b.srv_ino):
-            kill_netns(ino, signal.SIGTERM)
+            kill_netns(ino, signal.SIGKILL)
         for ino in (b.cli_ino, b.srv_ino):
-            if not wait_gone(lambda: pids_in_netns(ino), 2):
+            if not wait_gone(lambda: pids_in_netns(ino), 5):
                 kill_netns(ino, signal.SIGKILL)
                 if not wait_gone(lambda: pids_in_netns(ino), 5):
                     raise RuntimeError("processes left in a netns: %s" %
@@ -805,6 +848,14 @@ def main(argv):
     if os.geteuid() != 0:
         print("measure: must run as root", file=sys.stderr)
         return 3
+    if not os.environ.get("PPTPD_IN_VM") and \
+            os.environ.get("REGRESS_MNTNS") != "1":
+        # On a host: a private mount namespace for our /etc/ppp (and the
+        # /sys remounts of `ip netns exec`); it ends with this process.
+        os.environ["REGRESS_MNTNS"] = "1"
+        argv = ["unshare", "--mount", "--propagation", "private", "--",
+                sys.executable] + argv
+        os.execvp(argv[0], argv)
     return Run(plan).main()
 
 
