@@ -110,8 +110,12 @@ static struct {
 
 /* ---- what the engine sends ---- */
 
+/* A datagram the engine hands to the kernel. `ok` is 0 when the (fake)
+ * kernel refuses it: it is still checked, and its number still counts, as
+ * a refused packet is lost like any packet on the way. */
 static void
-check_out(const void *buf, size_t len, const struct sockaddr *to, socklen_t tolen)
+check_out(const void *buf, size_t len, const struct sockaddr *to, socklen_t tolen,
+    int ok)
 {
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)to;
 	struct gre_packet pkt;
@@ -136,7 +140,22 @@ check_out(const void *buf, size_t len, const struct sockaddr *to, socklen_t tole
 		if (!hset_has(&c->from_pppd, hash(pkt.payload, pkt.payload_len)))
 			abort();   /* a payload pppd never wrote */
 	}
-	F.sent++;
+	F.sent += ok;
+}
+
+static void
+check_iov(const struct msghdr *h, int ok)
+{
+	size_t len = 0;
+	for (size_t k = 0; k < h->msg_iovlen; k++)
+		len += h->msg_iov[k].iov_len;
+	uint8_t *flat = malloc(len ? len : 1), *p = flat;
+	for (size_t k = 0; k < h->msg_iovlen; k++) {
+		memcpy(p, h->msg_iov[k].iov_base, h->msg_iov[k].iov_len);
+		p += h->msg_iov[k].iov_len;
+	}
+	check_out(flat, len, h->msg_name, h->msg_namelen, ok);
+	free(flat);
 }
 
 ssize_t
@@ -145,15 +164,13 @@ sendto(int fd, const void *buf, size_t len, int flags,
 {
 	if (F.e == NULL || fd != F.sock[0])
 		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
-	if (F.tx_fail == 1) {
-		errno = EAGAIN;
+	/* The engine calls sendto() for one datagram sendmmsg() refused. */
+	if (F.tx_fail == 1 || F.tx_fail == 2) {
+		check_out(buf, len, to, tolen, 0);
+		errno = F.tx_fail == 1 ? EAGAIN : EPERM;
 		return -1;
 	}
-	if (F.tx_fail == 2) {
-		errno = EPERM;
-		return -1;
-	}
-	check_out(buf, len, to, tolen);
+	check_out(buf, len, to, tolen, 1);
 	return (ssize_t)len;
 }
 
@@ -163,27 +180,25 @@ sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 	if (F.e == NULL || fd != F.sock[0])
 		return (int)syscall(SYS_sendmmsg, fd, v, n, flags);
 	if (F.tx_fail == 1) {
+		/* A full socket buffer: the engine drops the whole queue. */
+		for (unsigned i = 0; i < n; i++)
+			check_iov(&v[i].msg_hdr, 0);
 		errno = EAGAIN;
 		return -1;
 	}
 	if (F.tx_fail == 2) {
+		/* Refused: the engine retries each datagram with sendto(),
+		 * where it is checked. */
 		errno = EPERM;
 		return -1;
 	}
 	if (F.tx_fail == 3 && n > 1)
 		n = n / 2;   /* the kernel took only part of the batch */
 	for (unsigned i = 0; i < n; i++) {
-		struct msghdr *h = &v[i].msg_hdr;
 		size_t len = 0;
-		for (size_t k = 0; k < h->msg_iovlen; k++)
-			len += h->msg_iov[k].iov_len;
-		uint8_t *flat = malloc(len ? len : 1), *p = flat;
-		for (size_t k = 0; k < h->msg_iovlen; k++) {
-			memcpy(p, h->msg_iov[k].iov_base, h->msg_iov[k].iov_len);
-			p += h->msg_iov[k].iov_len;
-		}
-		check_out(flat, len, h->msg_name, h->msg_namelen);
-		free(flat);
+		for (size_t k = 0; k < v[i].msg_hdr.msg_iovlen; k++)
+			len += v[i].msg_hdr.msg_iov[k].iov_len;
+		check_iov(&v[i].msg_hdr, 1);
 		v[i].msg_len = (unsigned)len;
 	}
 	return (int)n;
