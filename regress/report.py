@@ -43,8 +43,9 @@ def analyse(raw, threshold):
                 continue
             row = {"stream": s, "metric": m, "values": per, "cmp": {}}
             for lab in labels:
-                row["cmp"][lab] = stats.compare(per[base], per[lab], m.better,
-                                                threshold, m.floor)
+                row["cmp"][lab] = stats.compare(
+                    per[base], per[lab], m.better, threshold, m.floor,
+                    noise=(s.get("noise") or {}).get(m.key, 0.0))
             rows.append(row)
     return labels, rows
 

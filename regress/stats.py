@@ -7,7 +7,8 @@ compared against the first (the baseline) with:
 
 and a verdict that fires only when the change is both large and real:
 
-  * large: |change| > threshold (percent) AND the absolute difference of the
+  * large: |change| > threshold (percent; plus the noise a stream file
+    declares for the metric) AND the absolute difference of the
     medians exceeds the metric's floor (so 0.0 % -> 0.1 % loss is no "+inf %
     regression") AND |change| exceeds the spread (range/median) of the
     rounds of either version, so a metric whose repeats scatter by 8 % needs
@@ -150,9 +151,12 @@ def mann_whitney_p(a, b, max_exact=200000):
     return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2.0))))
 
 
-def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05):
+def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05,
+            noise=0.0):
     """Compare the rounds of `other` against those of `base`.
 
+    `noise` (percent) is the scatter the metric is known to have on this
+    stream: the change must exceed threshold + noise.
     Returns a dict with the medians, spreads, change (percent, None when
     the baseline median is 0), verdict, and why.
     """
@@ -169,12 +173,12 @@ def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05):
         return res
     mb, mo = res["base_median"], res["median"]
     diff = mo - mb
-    noise = max([x for x in (res["base_spread"], res["spread"])
-                 if x is not None] or [0.0])
+    scatter = max([x for x in (res["base_spread"], res["spread"])
+                   if x is not None] or [0.0])
     if mb != 0:
         res["change"] = diff / abs(mb) * 100.0
-        large = abs(res["change"]) > threshold and abs(diff) > floor
-        within_noise = abs(res["change"]) <= noise
+        large = abs(res["change"]) > threshold + noise and abs(diff) > floor
+        within_noise = abs(res["change"]) <= scatter
     else:
         large = abs(diff) > floor
         within_noise = False

@@ -19,6 +19,10 @@ A stream file is a list of `key value` lines (`key = value` works too);
   pacing          yes | no: with a rate, let the kernel pace every packet
                   (iperf3 --fq-rate) instead of iperf3 sending a burst
                   each millisecond (default no)
+  noise           METRIC PCT: the run-to-run scatter this stream is known to
+                  have on that metric (measured A-vs-A); a verdict on it
+                  then needs a change beyond THRESHOLD + PCT. Repeatable,
+                  e.g. `noise cpu_per_mb 10`
   quick           yes | no: also run with QUICK=1 (default no)
   quick_duration  seconds when QUICK=1 (default: duration)
   description     free text for the report
@@ -34,7 +38,7 @@ import re
 KINDS = ("udp", "tcp")
 DIRECTIONS = ("up", "down", "both")
 KEYS = ("kind", "size", "rate", "duration", "direction", "quick",
-        "quick_duration", "window", "pacing", "description")
+        "quick_duration", "window", "pacing", "noise", "description")
 SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
 
 
@@ -73,6 +77,7 @@ def display_name(filename):
 def parse(text, name):
     """Parse one stream file's text; returns a list of 1 or 2 streams."""
     kv = {}
+    noise = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -84,6 +89,13 @@ def parse(text, name):
         if key not in KEYS:
             raise StreamError("%s:%d: unknown key %r (known: %s)"
                               % (name, lineno, key, ", ".join(KEYS)))
+        if key == "noise":
+            nm = re.fullmatch(r"([a-z_]+)\s+([0-9]*\.?[0-9]+)\s*%?", val)
+            if not nm:
+                raise StreamError("%s:%d: want `noise METRIC PERCENT`"
+                                  % (name, lineno))
+            noise[nm.group(1)] = float(nm.group(2))
+            continue
         kv[key] = val
     try:
         kind = kv.get("kind", "")
@@ -128,7 +140,7 @@ def parse(text, name):
             "kind": kind, "size": size, "rate_bps": rate,
             "duration": duration, "quick_duration": qdur,
             "direction": d, "quick": quick, "window": window,
-            "pacing": pacing,
+            "pacing": pacing, "noise": dict(noise),
             "description": kv.get("description", ""),
         })
     return out

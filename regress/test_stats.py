@@ -114,6 +114,18 @@ class TestCompare(unittest.TestCase):
         c = stats.compare([840, 879, 912], [1110, 1143, 1180], LOWER, 5.0)
         self.assertEqual(c["verdict"], stats.REGRESSION)
 
+    def test_declared_noise(self):
+        # a 12 % change with tight rounds: a regression, unless the stream
+        # declares 10 % of known scatter on the metric (needs > 15 %)
+        c = stats.compare([100, 101, 100], [112, 112, 113], LOWER, 5.0)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+        c = stats.compare([100, 101, 100], [112, 112, 113], LOWER, 5.0,
+                          noise=10.0)
+        self.assertEqual(c["verdict"], stats.SAME)
+        c = stats.compare([100, 101, 100], [130, 131, 129], LOWER, 5.0,
+                          noise=10.0)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+
     def test_rank_test_with_many_rounds(self):
         # ranges touch (115 vs 115) but 5 vs 5 ranks are clearly apart
         base = [100, 101, 102, 103, 110]
@@ -210,6 +222,13 @@ class TestStreams(unittest.TestCase):
             streams.parse("kind tcp\npacing yes\n", "t")
         with self.assertRaises(streams.StreamError):
             streams.parse("kind tcp\nwindow lots\n", "t")
+
+    def test_noise_key(self):
+        s = streams.parse("kind tcp\nnoise cpu_per_mb 10\nnoise loss 2%\n",
+                          "t")[0]
+        self.assertEqual(s["noise"], {"cpu_per_mb": 10.0, "loss": 2.0})
+        with self.assertRaises(streams.StreamError):
+            streams.parse("kind tcp\nnoise lots\n", "t")
 
     def test_errors(self):
         for text in ("kind sctp\n", "kind udp\n", "kind udp\nrate fast\n",
