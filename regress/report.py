@@ -238,7 +238,7 @@ def charts(results_dir, labels, rows, log=print):
         if not want:
             continue
         base = os.path.join(cdir, name)
-        script = ["set terminal pngcairo size %d,380 font 'sans,9'"
+        script = ["set terminal pngcairo noenhanced size %d,380 font 'sans,9'"
                   % (330 * len(want) + 40),
                   "set output '%s.png'" % base,
                   "set multiplot layout 1,%d title \"%s\"" % (
