@@ -165,6 +165,16 @@ peers_parse_net(const char *s, int *family, uint8_t addr[16], unsigned *prefix,
 			return -1;
 		}
 	}
+	/* Clients with IPv4-mapped addresses are matched as IPv4, so a rule
+	 * written in the mapped form would silently never apply. */
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0xff, 0xff };
+	if (*family == AF_INET6 && pfx >= 96 &&
+	    memcmp(buf, v4mapped, sizeof(v4mapped)) == 0) {
+		snprintf(err, errlen, "IPv4-mapped address: write it as IPv4 "
+		    "(%u.%u.%u.%u/%u)", buf[12], buf[13], buf[14], buf[15], pfx - 96);
+		return -1;
+	}
 	/* Host bits must be zero: 198.18.0.1/24 is more likely a typo than a
 	 * network. */
 	for (i = 0; i < max / 8; i++) {

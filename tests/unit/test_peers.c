@@ -164,6 +164,10 @@ test_address_errors(void **state)
 	    "peers:1: prefix length over 128: '2001:db8::/129'");
 	EXPECT_ERR("address 198.18.0.0/99999999999999999999 deny\n",
 	    "peers:1: bad prefix length: '198.18.0.0/99999999999999999999'");
+	/* found by fuzz_peers: such a rule parsed but could never match */
+	EXPECT_ERR("address ::ffff:198.18.0.0/120 deny\n",
+	    "peers:1: IPv4-mapped address: write it as IPv4 (198.18.0.0/24): "
+	    "'::ffff:198.18.0.0/120'");
 }
 
 static void
