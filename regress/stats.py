@@ -14,9 +14,10 @@ and a verdict that fires only when the change is both large and real:
     rounds of either version, so a metric whose repeats scatter by 8 % needs
     more than an 8 % change (a TCP stream's CPU cost varies more from run to
     run than a paced UDP stream's);
-  * real: the rounds of the two versions do not overlap (every round of one
-    is above every round of the other), or, with at least 4 rounds on each
-    side, an exact two-sided Mann-Whitney rank test gives p < alpha.
+  * real: at least 2 rounds on each side, and the rounds of the two
+    versions do not overlap (every round of one is above every round of the
+    other), or, with at least 4 rounds on each side, an exact two-sided
+    Mann-Whitney rank test gives p < alpha.
 
 Otherwise the verdict is "same"; when the change was large but not real the
 comparison is flagged "noisy" so the reader knows to run more rounds.
@@ -189,6 +190,11 @@ def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05,
     res["separated"] = separated
     if not large:
         res["reason"] = "within threshold"
+        return res
+    if len(base) < 2 or len(other) < 2:
+        # One round says nothing about the scatter: never a verdict.
+        res["noisy"] = True
+        res["reason"] = "a single round"
         return res
     if within_noise:
         res["noisy"] = True

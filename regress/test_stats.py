@@ -165,8 +165,11 @@ class TestCompare(unittest.TestCase):
         self.assertEqual(c["verdict"], stats.SAME)
         self.assertEqual(c["reason"], "no data")
 
-    def test_single_round_each(self):
+    def test_single_round_is_never_a_verdict(self):
         c = stats.compare([100], [150], LOWER, 5.0)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertTrue(c["noisy"])
+        c = stats.compare([100, 100], [150, 151], LOWER, 5.0)
         self.assertEqual(c["verdict"], stats.REGRESSION)
 
 
