@@ -60,6 +60,7 @@ tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a .build-flags
 unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 	$(MAKE) -C plugin check
+	python3 regress/test_stats.py
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
@@ -82,7 +83,7 @@ deps:
 
 # make regress VERSION=v0.1.0,HEAD [QUICK=1] [ROUNDS=n] [THRESHOLD=pct]
 regress: deps
-	regress/regress $(VERSION)
+	regress/regress "$(VERSION)"
 
 # make fuzz [FUZZ_SECONDS=n]: every libFuzzer harness for n seconds.
 fuzz: deps
