@@ -253,21 +253,29 @@ frame_to_pppd(void *arg, const uint8_t *frame, size_t len)
 		abort();   /* pppd got something its peer never sent */
 }
 
+/* pppd reads everything it is given: read, let the engine write its
+ * backlog, read again, until nothing moves. */
 static void
 drain_pty(struct fcall *c)
 {
 	uint8_t buf[8192];
 	if (c->freed || c->pty[1] < 0)
 		return;
-	for (;;) {
-		ssize_t n = read(c->pty[1], buf, sizeof(buf));
-		if (n <= 0)
+	for (int round = 0; round < 4096; round++) {
+		size_t got = 0;
+		for (;;) {
+			ssize_t n = read(c->pty[1], buf, sizeof(buf));
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			hdlc_decode(&c->out, buf, (size_t)n, frame_to_pppd, c);
+		}
+		if (!c->want_write || c->closed)
 			break;
-
-		hdlc_decode(&c->out, buf, (size_t)n, frame_to_pppd, c);
-	}
-	if (c->want_write && !c->closed)
 		gre_call_pty_output(c->gc);
+		if (got == 0 && round > 0)
+			break;
+	}
 }
 
 static void
@@ -558,13 +566,20 @@ done:
 		drain_pty(&F.c[i]);
 	F.now += 10000;
 	gre_engine_timers(F.e, F.now);
-	for (int i = 0; i < NCALLS; i++) {
+	for (int i = 0; i < NCALLS; i++)
 		drain_pty(&F.c[i]);
-		call_teardown(&F.c[i]);
+	if (getenv("FUZZ_STATS")) {
+		struct gre_stats st;
+		memset(&st, 0, sizeof(st));
+		if (!F.c[0].freed)
+			gre_call_stats(F.c[0].gc, &st);
+		fprintf(stderr, "engine: %u frames to pppd, %u datagrams sent, "
+		    "call 0: %llu delivered, %llu pty drops\n", delivered, F.sent,
+		    (unsigned long long)st.rx_delivered,
+		    (unsigned long long)st.pty_drops);
 	}
-	if (getenv("FUZZ_STATS"))
-		fprintf(stderr, "engine: %u frames to pppd, %u datagrams sent\n",
-		    delivered, F.sent);
+	for (int i = 0; i < NCALLS; i++)
+		call_teardown(&F.c[i]);
 	delivered = 0;
 	if (gre_engine_has_call(F.e, 0x4242) || gre_engine_has_call(F.e, 0x0001))
 		abort();   /* a freed call is still registered */

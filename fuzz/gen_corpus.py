@@ -177,3 +177,20 @@ for name, data in engine_seeds.items():
               "wb") as f:
         f.write(data)
 print("wrote %d engine seeds" % len(engine_seeds))
+
+# Reach the bounds: a backlog filled past 256 KiB while pppd does not read
+# (frames dropped, not queued forever), and a datagram longer than the
+# receive buffer (reported truncated by the kernel).
+engine_bounds = {
+    "backlog-full": b"".join(e_data(0, unit=255) for _ in range(160)) +
+    e_drain(0) + e_time(10) + e_drain(0),
+    "stage-full": b"".join(e_data(i & 1, unit=255) for i in range(300)) +
+    e_time(10) + e_drain(0) + e_drain(1),
+    "truncated-datagram": e_raw(0, w.gre(0x4242, b"\xff\x03" + b"A" * 2198,
+                                         seq=1)) + e_drain(0),
+}
+for name, data in engine_bounds.items():
+    with open(os.path.join(here, "corpus", "engine", "seed-" + name),
+              "wb") as f:
+        f.write(data)
+print("wrote %d engine bound seeds" % len(engine_bounds))
