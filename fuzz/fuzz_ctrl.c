@@ -9,7 +9,11 @@
  * well-formed control message of a kind a PAC sends; the call count matches
  * the call list; the buffers stay within their bounds.
  *
- * Input: 1 flags byte, 2 bytes of cut-point seed, then the stream. */
+ * Input: 1 flags byte, 2 bytes of cut-point seed, then the stream.
+ * Flags: 1 read replies only now and then, 2 fire the echo timer, 4 fire the
+ * setup timer, 8 end calls as if pppd died, 16 the peer hangs up at the end,
+ * 32 send the stream 64 times over (to get past the output buffer's bound
+ * within libFuzzer's input size), 64 never read the replies. */
 #include <fcntl.h>
 #include <sys/socket.h>
 
@@ -190,6 +194,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (s.nctrls != 1)
 		abort();
 
+	const uint8_t *stream = data;
+	size_t stream_len = size;
+	int reps = (flags & 32) ? 64 : 1;
+again:
 	while (size > 0 && c->state != CTRL_CLOSED) {
 		size_t n = fz_chunk(&rng, size);
 		ssize_t w = write(sv[1], data, n);
@@ -198,7 +206,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ctrl_ready(c, EPOLLIN);
 			if (c->state == CTRL_CLOSED)
 				break;
-			fz_check_output(&out, sv[1]);
+			if (!(flags & 64))
+				fz_check_output(&out, sv[1]);
 			continue;
 		}
 		data += w;
@@ -209,7 +218,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_check_ctrl(c);
 
 		uint32_t r = fz_rng_next(&rng);
-		if (!(flags & 1) || (r & 7) == 0) {
+		if (!(flags & 64) && (!(flags & 1) || (r & 7) == 0)) {
 			fz_check_output(&out, sv[1]);
 			if (c->outlen > 0)
 				ctrl_ready(c, EPOLLOUT);
@@ -226,6 +235,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c->state == CTRL_CLOSED)
 			break;
 		fz_check_ctrl(c);
+	}
+	if (c->state != CTRL_CLOSED && --reps > 0) {
+		data = stream;
+		size = stream_len;
+		goto again;
 	}
 	if (c->state != CTRL_CLOSED) {
 		if (flags & 16) {

@@ -40,17 +40,22 @@ sessions = {
     "badtype": w.header(99, length=16) + b"\0" * 4,
     "mismatch": w.header(w.ECHORQ, length=156) + b"\0" * 144,
     "truncated": w.sccrq()[:100],
+    # Echo-Requests from a peer that never reads the replies.
+    "echo-noread": w.sccrq() + b"".join(w.echorq(i) for i in range(40)),
 }
 
 # fuzz_ctrl: flags byte (1: do not read replies, 2: echo timer, 4: setup
 # timer, 8: calls end, 16: peer hangs up), 2 seed bytes, stream.
 ctrl_variants = [(0x00, 0x0001), (0x1e, 0x0102), (0x01, 0x4242)]
+# (32: the stream 64 times over, 64: replies never read)
 
 written = 0
+ctrl_extra = {"echo-noread": [(0x60, 0x0007)]}
 for name, stream in sessions.items():
     for d, pre in (("msg", [b"\x00\x01", b"\x7a\x13"]),
                    ("ctrl", [bytes([f, s >> 8, s & 255])
-                             for f, s in ctrl_variants])):
+                             for f, s in ctrl_variants +
+                             ctrl_extra.get(name, [])])):
         os.makedirs(os.path.join(here, "corpus", d), exist_ok=True)
         for i, p in enumerate(pre):
             path = os.path.join(here, "corpus", d, "seed-%s-%d" % (name, i))
