@@ -135,13 +135,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
 			    0, 0, 0, 0, 0xff, 0xff };
 			char a[INET6_ADDRSTRLEN];
-			/* Finding 2026-11-30 (reported): a rule inside
-			 * ::ffff:0:0/96 is accepted but can never match, as
-			 * peers_match() turns such clients into IPv4 ones.
-			 * Reproducer: corpus/peers/regress-v4mapped-rule. */
+			/* A rule inside ::ffff:0:0/96 could never match (the
+			 * lookup turns such clients into IPv4 ones): it must
+			 * be refused (found by this harness, fixed in 85d2695;
+			 * corpus/peers/regress-v4mapped-rule). */
 			if (r->family == AF_INET6 && r->prefix >= 96 &&
 			    memcmp(r->addr, mapped, sizeof(mapped)) == 0)
-				continue;
+				abort();
 			inet_ntop(r->family, r->addr, a, sizeof(a));
 			m = peers_match(p, NULL, a);
 			if (m == NULL || m->kind != PEERS_RULE_ADDRESS ||
