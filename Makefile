@@ -1,5 +1,6 @@
 # pptpd -- PPTP VPN server: daemon (pptpd/), GRE engine (gre/), pppd plugin
-# (plugin/), regression suite (regress/), tests (tests/), VM test bed (scripts/).
+# (plugin/), shared helpers (common/), regression suite (regress/), tests
+# (tests/), VM test bed (scripts/).
 
 PREFIX   ?= /usr/local
 SBINDIR  ?= $(PREFIX)/sbin
@@ -16,9 +17,13 @@ WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 ifeq ($(SANITIZE),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -Igre -Ipptpd -Iplugin -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
+ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -Icommon -Igre -Ipptpd -Iplugin -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
+# common/: byte order, rate limiting, timer lists, string cleaning; used by
+# the engine, the daemon and the plugin alike, and depends on neither.
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(COMMON_SRC:.c=.o)
 GRE_SRC   := $(wildcard gre/*.c)
 GRE_OBJ   := $(GRE_SRC:.c=.o)
 PPTPD_SRC := $(wildcard pptpd/*.c)
@@ -39,13 +44,16 @@ all: pptpd/pptpd plugin
 	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || \
 		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
 
+common/libcommon.a: $(COMMON_OBJ)
+	$(AR) rcs $@ $^
+
 gre/libgre.a: $(GRE_OBJ)
 	$(AR) rcs $@ $^
 
-pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a
+pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
 
-%.o: %.c $(wildcard gre/*.h pptpd/*.h) .build-flags
+%.o: %.c $(wildcard common/*.h gre/*.h pptpd/*.h) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 pptpd/report-parse.o: plugin/report.c plugin/report.h .build-flags
@@ -54,8 +62,8 @@ pptpd/report-parse.o: plugin/report.c plugin/report.h .build-flags
 plugin:
 	$(MAKE) -C plugin SANITIZE=$(SANITIZE)
 
-tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a $(ALL_LDFLAGS) -lcmocka
+tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a .build-flags
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) -lcmocka
 
 unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
@@ -92,7 +100,7 @@ fuzz: deps
 demo: all
 	scripts/demo
 
-bench: gre/libgre.a
+bench: gre/libgre.a common/libcommon.a
 	$(MAKE) -C gre/bench
 
 install: all
@@ -102,5 +110,5 @@ install: all
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:
-	rm -f gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd $(UNIT_BIN) .build-flags
+	rm -f common/*.o common/libcommon.a gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd $(UNIT_BIN) .build-flags
 	-$(MAKE) -C plugin clean

@@ -39,7 +39,7 @@ log_msg(int prio, const char *fmt, ...)
 }
 
 void
-log_rl(struct log_rl *rl, uint64_t now_ms, int prio, const char *fmt, ...)
+log_rl(struct ratelimit *rl, uint64_t now_ms, int prio, const char *fmt, ...)
 {
 	va_list ap;
 	(void)rl; (void)now_ms;

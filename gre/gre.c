@@ -12,8 +12,9 @@
  * with sendmmsg. A send that would block drops the packets: PPP copes with
  * loss, not with a stalled server.
  *
- * Timers (delayed acks, reorder gaps) live in two lists sorted by deadline,
- * so finding the next one is O(1) and only calls with a timer are visited. */
+ * Timers (delayed acks, reorder gaps) live in two lists sorted by deadline
+ * (common/timer.h), so finding the next one is O(1) and only calls with a
+ * timer are visited. */
 #include "gre.h"
 
 #include <arpa/inet.h>
@@ -30,7 +31,9 @@
 
 #include "hdlc.h"
 #include "packet.h"
+#include "ratelimit.h"
 #include "seq.h"
+#include "timer.h"
 
 #define GRE_RX_BATCH      32
 /* Batches per gre_engine_input, so ptys and the control plane get a turn
@@ -63,18 +66,6 @@ enum lr {
 	LR_PTY_FULL, LR_PTY_FRAMING, LR_SEND, LR_RECV, LR__COUNT
 };
 
-struct ratelimit {
-	uint64_t since;
-	uint32_t lines, suppressed;
-};
-
-/* An intrusive timer list node; lists are sorted by `at`. */
-struct tnode {
-	struct tnode *prev, *next;
-	uint64_t at;
-	struct gre_call *call;
-};
-
 struct stage_frame {
 	uint32_t off, len;
 	int32_t next;
@@ -101,7 +92,7 @@ struct gre_call {
 	struct gre_call *touched_next;
 	uint8_t *backlog;
 	size_t bl_off, bl_len;
-	struct tnode ack_timer, gap_timer;
+	struct timer ack_timer, gap_timer;     /* arg: the call */
 	struct gre_stats st;
 };
 
@@ -120,7 +111,7 @@ struct gre_engine {
 	int no_sendmmsg;
 	struct gre_call *calls[GRE_CALL_IDS];
 	struct gre_call *touched;
-	struct tnode ack_timers, gap_timers;
+	struct timer_list ack_timers, gap_timers;
 	struct ratelimit rl[LR__COUNT];
 	struct gre_engine_stats st;
 	/* receive */
@@ -162,22 +153,12 @@ static void elog(struct gre_engine *e, int prio, const char *fmt, ...)
  * suppressed ones is reported when the next window opens. */
 static int rl_allow(struct gre_engine *e, enum lr why)
 {
-	struct ratelimit *r = &e->rl[why];
+	uint32_t suppressed;
+	int allow = ratelimit_allow(&e->rl[why], e->now, &suppressed);
 
-	if (e->now - r->since >= GRE_LOG_WINDOW_MS) {
-		if (r->suppressed)
-			elog(e, LOG_NOTICE, "%u similar messages suppressed",
-			    r->suppressed);
-		r->since = e->now;
-		r->lines = 0;
-		r->suppressed = 0;
-	}
-	if (r->lines < GRE_LOG_BURST) {
-		r->lines++;
-		return 1;
-	}
-	r->suppressed++;
-	return 0;
+	if (suppressed)
+		elog(e, LOG_NOTICE, "%u similar messages suppressed", suppressed);
+	return allow;
 }
 
 static void call_log(struct gre_call *c, enum lr why, int prio,
@@ -191,50 +172,6 @@ static void call_log(struct gre_call *c, enum lr why, int prio,
 	inet_ntop(AF_INET, &c->peer, ip, sizeof(ip));
 	elog(c->e, prio, "call %u/%u %s: %s", c->local_id, c->peer_id, ip,
 	    reason);
-}
-
-/* ---- timers ---- */
-
-static int tnode_armed(const struct tnode *n)
-{
-	return n->next != NULL;
-}
-
-static void tnode_disarm(struct tnode *n)
-{
-	if (!tnode_armed(n))
-		return;
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->prev = n->next = NULL;
-}
-
-/* Insert sorted; deadlines are mostly "now + constant", so the right place
- * is almost always the tail and the walk stops at once. */
-static void tnode_arm(struct tnode *head, struct tnode *n, uint64_t at)
-{
-	struct tnode *p;
-
-	tnode_disarm(n);
-	n->at = at;
-	for (p = head->prev; p != head && p->at > at; p = p->prev)
-		;
-	n->prev = p;
-	n->next = p->next;
-	p->next->prev = n;
-	p->next = n;
-}
-
-static void tlist_init(struct tnode *head)
-{
-	head->prev = head->next = head;
-}
-
-static struct tnode *tlist_due(struct tnode *head, uint64_t now)
-{
-	struct tnode *n = head->next;
-
-	return n != head && n->at <= now ? n : NULL;
 }
 
 /* ---- pty side ---- */
@@ -254,8 +191,8 @@ static void pty_dead(struct gre_call *c, int err)
 		return;
 	want_write(c, 0);
 	c->dead = 1;
-	tnode_disarm(&c->ack_timer);
-	tnode_disarm(&c->gap_timer);
+	timer_del(&c->ack_timer);
+	timer_del(&c->gap_timer);
 	free(c->backlog);
 	c->backlog = NULL;
 	c->bl_off = c->bl_len = 0;
@@ -515,7 +452,7 @@ static void ack_sent(struct gre_call *c)
 {
 	c->rx.ack_pending = 0;
 	c->rx_unacked = 0;
-	tnode_disarm(&c->ack_timer);
+	timer_del(&c->ack_timer);
 }
 
 static void call_send_ack(struct gre_call *c)
@@ -682,14 +619,14 @@ static void batch_end(struct gre_engine *e)
 			gre_call_pty_output(c);
 		if (c->rx.ack_pending && c->rx_unacked >= c->ack_threshold)
 			call_send_ack(c);
-		else if (c->rx.ack_pending && !tnode_armed(&c->ack_timer))
-			tnode_arm(&e->ack_timers, &c->ack_timer,
+		else if (c->rx.ack_pending && !timer_armed(&c->ack_timer))
+			timer_list_add(&e->ack_timers, &c->ack_timer,
 			    e->now + GRE_ACK_DELAY_MS);
 		if (c->rx.held)
-			tnode_arm(&e->gap_timers, &c->gap_timer,
+			timer_list_add(&e->gap_timers, &c->gap_timer,
 			    seq_rx_deadline(&c->rx));
 		else
-			tnode_disarm(&c->gap_timer);
+			timer_del(&c->gap_timer);
 	}
 	e->touched = NULL;
 	tx_flush(e);
@@ -725,18 +662,18 @@ void gre_engine_input(struct gre_engine *e, uint64_t now_ms)
 
 void gre_engine_timers(struct gre_engine *e, uint64_t now_ms)
 {
-	struct tnode *n;
+	struct timer *t;
 
 	e->now = now_ms;
-	while ((n = tlist_due(&e->ack_timers, now_ms)) != NULL) {
-		tnode_disarm(n);
-		if (!n->call->dead && n->call->rx.ack_pending)
-			call_send_ack(n->call);
-	}
-	while ((n = tlist_due(&e->gap_timers, now_ms)) != NULL) {
-		struct gre_call *c = n->call;
+	while ((t = timer_list_pop_due(&e->ack_timers, now_ms)) != NULL) {
+		struct gre_call *c = t->arg;
 
-		tnode_disarm(n);
+		if (!c->dead && c->rx.ack_pending)
+			call_send_ack(c);
+	}
+	while ((t = timer_list_pop_due(&e->gap_timers, now_ms)) != NULL) {
+		struct gre_call *c = t->arg;
+
 		while (seq_rx_expire(&c->rx, now_ms))
 			call_drain(c);
 		call_touch(c);
@@ -746,14 +683,12 @@ void gre_engine_timers(struct gre_engine *e, uint64_t now_ms)
 
 uint64_t gre_engine_next_deadline(const struct gre_engine *e)
 {
-	const struct tnode *a = e->ack_timers.next, *g = e->gap_timers.next;
-	uint64_t t = 0;
+	const struct timer *a = timer_list_first(&e->ack_timers);
+	const struct timer *g = timer_list_first(&e->gap_timers);
 
-	if (a != &e->ack_timers)
-		t = a->at;
-	if (g != &e->gap_timers && (!t || g->at < t))
-		t = g->at;
-	return t;
+	if (a == NULL)
+		return g != NULL ? g->at : 0;
+	return g != NULL && g->at < a->at ? g->at : a->at;
 }
 
 /* ---- pty input ---- */
@@ -864,8 +799,10 @@ struct gre_engine *gre_engine_new_fd(int fd, const struct gre_ops *ops, void *ar
 	if (ops)
 		e->ops = *ops;
 	e->arg = arg;
-	tlist_init(&e->ack_timers);
-	tlist_init(&e->gap_timers);
+	timer_list_init(&e->ack_timers);
+	timer_list_init(&e->gap_timers);
+	for (int i = 0; i < LR__COUNT; i++)
+		ratelimit_init(&e->rl[i], GRE_LOG_BURST, GRE_LOG_WINDOW_MS);
 	rx_setup(e);
 	return e;
 }
@@ -958,7 +895,7 @@ struct gre_call *gre_call_new(struct gre_engine *e, uint16_t local_id,
 	c->peer_window = GRE_RECV_WINDOW_DFLT;
 	c->ack_threshold = GRE_RECV_WINDOW_DFLT / 2;
 	c->chain_head = c->chain_tail = GRE_NO_FRAME;
-	c->ack_timer.call = c->gap_timer.call = c;
+	c->ack_timer.arg = c->gap_timer.arg = c;
 	seq_rx_init(&c->rx);
 	hdlc_decoder_init(&c->dec);
 	e->calls[local_id] = c;
@@ -985,8 +922,8 @@ void gre_call_free(struct gre_call *c)
 	for (unsigned i = 0; i < e->ntx; i++)
 		if (e->tx[i].call == c)
 			tx_flush(e);    /* flush before the call's address goes */
-	tnode_disarm(&c->ack_timer);
-	tnode_disarm(&c->gap_timer);
+	timer_del(&c->ack_timer);
+	timer_del(&c->gap_timer);
 	e->calls[c->local_id] = NULL;
 	e->st.calls--;
 	seq_rx_free(&c->rx);

@@ -1,6 +1,8 @@
 /* Enhanced GRE (RFC 2637 4.1) header build and parse. */
 #include "packet.h"
 
+#include "byteorder.h"
+
 #include <string.h>
 
 /* First octet: C R K S s Recur(3). */
@@ -31,31 +33,6 @@
 #define IPV4_OFF_SRC      12
 #define IPPROTO_GRE_NUM   47
 
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
 size_t gre_packet_build(uint8_t *out, uint16_t call_id, uint16_t payload_len,
     int has_seq, uint32_t seq, int has_ack, uint32_t ack)
 {
@@ -63,15 +40,15 @@ size_t gre_packet_build(uint8_t *out, uint16_t call_id, uint16_t payload_len,
 
 	out[GRE_OFF_FLAGS0] = GRE_F_KEY | (has_seq ? GRE_F_SEQ : 0);
 	out[GRE_OFF_FLAGS1] = (has_ack ? GRE_F_ACK : 0) | GRE_VERSION_PPTP;
-	put16(out + GRE_OFF_PROTO, GRE_PROTO_PPP);
-	put16(out + GRE_OFF_PLEN, payload_len);
-	put16(out + GRE_OFF_CALLID, call_id);
+	be16_put(out + GRE_OFF_PROTO, GRE_PROTO_PPP);
+	be16_put(out + GRE_OFF_PLEN, payload_len);
+	be16_put(out + GRE_OFF_CALLID, call_id);
 	if (has_seq) {
-		put32(out + n, seq);
+		be32_put(out + n, seq);
 		n += GRE_OPT_LEN;
 	}
 	if (has_ack) {
-		put32(out + n, ack);
+		be32_put(out + n, ack);
 		n += GRE_OPT_LEN;
 	}
 	return n;
@@ -81,7 +58,7 @@ static enum gre_parse_result check_flags(const uint8_t *p)
 {
 	if ((p[GRE_OFF_FLAGS1] & GRE_VER_MASK) != GRE_VERSION_PPTP)
 		return GRE_PARSE_VERSION;
-	if (get16(p + GRE_OFF_PROTO) != GRE_PROTO_PPP)
+	if (be16_get(p + GRE_OFF_PROTO) != GRE_PROTO_PPP)
 		return GRE_PARSE_PROTOCOL;
 	if ((p[GRE_OFF_FLAGS0] & (GRE_F_CSUM | GRE_F_ROUTING | GRE_F_SSR |
 	    GRE_RECUR_MASK)) || (p[GRE_OFF_FLAGS1] & GRE_FLAGS_MASK))
@@ -108,8 +85,8 @@ enum gre_parse_result gre_packet_parse(const uint8_t *p, size_t len,
 		return GRE_PARSE_SHORT;
 	if (!pkt->has_seq && !pkt->has_ack)
 		return GRE_PARSE_EMPTY;
-	pkt->payload_len = get16(p + GRE_OFF_PLEN);
-	pkt->call_id = get16(p + GRE_OFF_CALLID);
+	pkt->payload_len = be16_get(p + GRE_OFF_PLEN);
+	pkt->call_id = be16_get(p + GRE_OFF_CALLID);
 	/* Trailing octets past the payload are tolerated (padding), as the
 	 * Linux pptp module does; a payload past the end is not. */
 	if (pkt->payload_len > len - hdr)
@@ -120,8 +97,8 @@ enum gre_parse_result gre_packet_parse(const uint8_t *p, size_t len,
 		return GRE_PARSE_ACK_PAYLOAD;
 	if (pkt->has_seq && !pkt->payload_len)
 		return GRE_PARSE_NO_PAYLOAD;
-	pkt->seq = pkt->has_seq ? get32(p + GRE_OFF_OPT) : 0;
-	pkt->ack = pkt->has_ack ? get32(p + hdr - GRE_OPT_LEN) : 0;
+	pkt->seq = pkt->has_seq ? be32_get(p + GRE_OFF_OPT) : 0;
+	pkt->ack = pkt->has_ack ? be32_get(p + hdr - GRE_OPT_LEN) : 0;
 	pkt->payload = p + hdr;
 	return GRE_PARSE_OK;
 }

@@ -7,6 +7,7 @@
  * and line, never a rule silently skipped.
  */
 #include "peers.h"
+#include "strclean.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +20,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+/* Longest piece of a bad token quoted in an error. */
+#define PEERS_QUOTE_MAX 40
 
 #define PEERS_MAX_TOKENS 4 /* keyword subject policy mode */
 
@@ -51,19 +55,7 @@ peers_err(char *err, size_t errlen, const char *name, unsigned line,
 static const char *
 peers_show(const char *s, size_t len, char *buf, size_t buflen)
 {
-	size_t i, o = 0;
-
-	for (i = 0; i < len && o + 5 < buflen; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (i >= 40) {
-			memcpy(buf + o, "...", 3);
-			o += 3;
-			break;
-		}
-		buf[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	buf[o] = '\0';
-	return buf;
+	return str_clean(buf, buflen, s, len, PEERS_QUOTE_MAX);
 }
 
 PEERS_API const char *

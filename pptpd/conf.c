@@ -6,14 +6,19 @@
  * valid: a bad edit followed by a reload must not leave half a config. */
 #include "conf.h"
 #include "pool.h"
+#include "strclean.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Longest piece of a bad token quoted in an error. */
+#define CONF_QUOTE_MAX 40
 
 enum kind {
 	K_PATH,         /* any non-empty token */
@@ -83,18 +88,7 @@ struct loader {
 static const char *
 quote(char *out, size_t outlen, const char *s)
 {
-	size_t i = 0;
-
-	for (; *s != '\0' && i + 4 < outlen && i < 40; s++) {
-		unsigned char ch = (unsigned char)*s;
-		out[i++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-	}
-	if (*s != '\0' && i + 4 < outlen) {
-		memcpy(out + i, "...", 3);
-		i += 3;
-	}
-	out[i] = '\0';
-	return out;
+	return str_clean(out, outlen, s, SIZE_MAX, CONF_QUOTE_MAX);
 }
 
 static int

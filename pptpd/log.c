@@ -75,20 +75,15 @@ log_msg(int prio, const char *fmt, ...)
 }
 
 void
-log_rl(struct log_rl *rl, uint64_t now_ms, int prio, const char *fmt, ...)
+log_rl(struct ratelimit *rl, uint64_t now_ms, int prio, const char *fmt, ...)
 {
-	if (now_ms - rl->window_start >= LOG_RL_PERIOD_MS) {
-		if (rl->suppressed)
-			log_msg(prio, "(%u similar lines suppressed)", rl->suppressed);
-		rl->window_start = now_ms;
-		rl->in_window = 0;
-		rl->suppressed = 0;
-	}
-	if (rl->in_window >= LOG_RL_BURST) {
-		rl->suppressed++;
+	uint32_t suppressed;
+	int allow = ratelimit_allow(rl, now_ms, &suppressed);
+
+	if (suppressed)
+		log_msg(prio, "(%u similar lines suppressed)", suppressed);
+	if (!allow)
 		return;
-	}
-	rl->in_window++;
 	va_list ap;
 	va_start(ap, fmt);
 	log_vmsg(prio, fmt, ap);

@@ -8,16 +8,13 @@
 #include <stdint.h>
 #include <syslog.h>
 
+#include "ratelimit.h"
+
 /* At most LOG_RL_BURST lines per LOG_RL_PERIOD_MS per limiter; the number
  * suppressed is reported with the next line that gets through. */
 #define LOG_RL_BURST      10
 #define LOG_RL_PERIOD_MS  1000
-
-struct log_rl {
-	uint64_t window_start;
-	unsigned in_window;
-	unsigned suppressed;
-};
+#define LOG_RL_INIT       RATELIMIT_INIT(LOG_RL_BURST, LOG_RL_PERIOD_MS)
 
 void log_open(const char *ident, int to_stderr, int debug);
 void log_close(void);
@@ -26,7 +23,7 @@ void log_msg(int prio, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void log_vmsg(int prio, const char *fmt, va_list ap);
 /* Rate-limited log line; `now_ms` is monotonic. */
-void log_rl(struct log_rl *rl, uint64_t now_ms, int prio, const char *fmt, ...)
+void log_rl(struct ratelimit *rl, uint64_t now_ms, int prio, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 #endif

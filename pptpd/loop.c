@@ -22,7 +22,7 @@ struct loop {
 	int                   epfd;
 	int                   running;
 	uint64_t              now;
-	struct loop_timer     timers;     /* sentinel of the sorted list */
+	struct timers         timers;
 	struct loop_hook      hook;
 	struct loop_deferred *deferred;
 	struct loop_fd        sig_lf;
@@ -50,7 +50,7 @@ loop_new(void)
 		free(l);
 		return NULL;
 	}
-	l->timers.next = l->timers.prev = &l->timers;
+	timers_init(&l->timers);
 	l->sig_lf.fd = -1;
 	l->now = loop_clock_ms();
 	return l;
@@ -128,33 +128,16 @@ void
 loop_timer_cancel(struct loop *l, struct loop_timer *t)
 {
 	(void)l;
-	if (!t->deadline)
-		return;
-	t->prev->next = t->next;
-	t->next->prev = t->prev;
-	t->next = t->prev = NULL;
-	t->deadline = 0;
+	timer_del(&t->t);
 }
 
 void
 loop_timer_set(struct loop *l, struct loop_timer *t, uint64_t after_ms,
     loop_timer_fn fn, void *arg)
 {
-	loop_timer_cancel(l, t);
-	t->deadline = loop_clock_ms() + after_ms;
-	if (t->deadline == 0)
-		t->deadline = 1;
-	t->fn = fn;
-	t->arg = arg;
-	/* Timers are few per connection and mostly re-armed to the far end,
-	 * so inserting from the back is usually O(1). */
-	struct loop_timer *pos = l->timers.prev;
-	while (pos != &l->timers && pos->deadline > t->deadline)
-		pos = pos->prev;
-	t->prev = pos;
-	t->next = pos->next;
-	pos->next->prev = t;
-	pos->next = t;
+	/* A fresh clock reading: arming after a long callback must not put
+	 * the deadline in the past. */
+	timers_arm(&l->timers, &t->t, loop_clock_ms(), after_ms, fn, arg);
 }
 
 static void
@@ -220,9 +203,7 @@ loop_defer_free(struct loop *l, void (*fn)(void *), void *p)
 static int
 loop_timeout(struct loop *l)
 {
-	uint64_t next = 0;
-	if (l->timers.next != &l->timers)
-		next = l->timers.next->deadline;
+	uint64_t next = timers_next(&l->timers);
 	if (l->hook.deadline != NULL) {
 		uint64_t h = l->hook.deadline(l->hook.arg);
 		if (h && (!next || h < next))
@@ -237,11 +218,9 @@ loop_timeout(struct loop *l)
 static void
 loop_run_timers(struct loop *l)
 {
-	while (l->timers.next != &l->timers && l->timers.next->deadline <= l->now) {
-		struct loop_timer *t = l->timers.next;
-		loop_timer_cancel(l, t);
+	struct timer *t;
+	while ((t = timers_pop_due(&l->timers, l->now)) != NULL)
 		t->fn(t->arg);
-	}
 	if (l->hook.run != NULL)
 		l->hook.run(l->hook.arg, l->now);
 }

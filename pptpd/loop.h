@@ -1,5 +1,5 @@
-/* The one event loop: epoll for descriptors, a sorted timer list, signals
- * through signalfd, and a hook for the GRE engine's own timers. Objects embed
+/* The one event loop: epoll for descriptors, timers (common/timer.h: one
+ * list per delay, so arming is O(1)), signals through signalfd, and a hook for the GRE engine's own timers. Objects embed
  * their loop_fd and loop_timer; freeing is deferred to the end of a dispatch
  * round so an event already fetched never touches freed memory. */
 #ifndef PPTPD_LOOP_H
@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 #include <sys/epoll.h>
+
+#include "timer.h"
 
 struct loop;
 
@@ -22,10 +24,7 @@ struct loop_fd {
 };
 
 struct loop_timer {
-	uint64_t           deadline;   /* 0: not armed */
-	loop_timer_fn      fn;
-	void              *arg;
-	struct loop_timer *next, *prev;
+	struct timer t;
 };
 
 /* Something with timers of its own (the GRE engine): asked for its earliest
@@ -49,7 +48,7 @@ void loop_fd_del(struct loop *l, struct loop_fd *lf);
 void loop_timer_set(struct loop *l, struct loop_timer *t, uint64_t after_ms,
     loop_timer_fn fn, void *arg);
 void loop_timer_cancel(struct loop *l, struct loop_timer *t);
-static inline int loop_timer_armed(const struct loop_timer *t) { return t->deadline != 0; }
+static inline int loop_timer_armed(const struct loop_timer *t) { return timer_armed(&t->t); }
 
 /* Deliver these signals through the loop (they are blocked for the process;
  * children must unblock them: see loop_child_reset). */

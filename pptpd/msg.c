@@ -6,6 +6,9 @@
  * is visibly inside the type's fixed length (checked once, up front). */
 #include "msg.h"
 
+#include "byteorder.h"
+#include "strclean.h"
+
 #include <string.h>
 
 /* Header, common to every control message. */
@@ -120,47 +123,12 @@ msg_name(unsigned type)
 	return msg_types[type].name;
 }
 
-static uint16_t
-get16(const uint8_t *b, size_t off)
-{
-	return (uint16_t)(b[off] << 8 | b[off + 1]);
-}
-
-static uint32_t
-get32(const uint8_t *b, size_t off)
-{
-	return (uint32_t)b[off] << 24 | (uint32_t)b[off + 1] << 16 |
-	    (uint32_t)b[off + 2] << 8 | b[off + 3];
-}
-
-static void
-put16(uint8_t *b, size_t off, uint16_t v)
-{
-	b[off] = (uint8_t)(v >> 8);
-	b[off + 1] = (uint8_t)v;
-}
-
-static void
-put32(uint8_t *b, size_t off, uint32_t v)
-{
-	b[off] = (uint8_t)(v >> 24);
-	b[off + 1] = (uint8_t)(v >> 16);
-	b[off + 2] = (uint8_t)(v >> 8);
-	b[off + 3] = (uint8_t)v;
-}
-
 /* `dst` holds field + 1 bytes. Peer strings reach logs, so anything that is
  * not printable ASCII (newlines, escapes) is neutralised here, once. */
 static void
 get_str(char *dst, const uint8_t *b, size_t off, size_t field)
 {
-	size_t i;
-
-	for (i = 0; i < field && b[off + i] != 0; i++) {
-		uint8_t ch = b[off + i];
-		dst[i] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-	}
-	dst[i] = '\0';
+	str_clean(dst, field + 1, (const char *)b + off, field, 0);
 }
 
 /* The buffer was zeroed, so a short string is already padded. */
@@ -178,14 +146,14 @@ msg_frame(const uint8_t *buf, size_t len, const char **reason)
 
 	if (len < PPTP_HDR_LEN)
 		return 0;
-	want = msg_len(get16(buf, HDR_CTRLTYPE));
-	if (get32(buf, HDR_MAGIC) != PPTP_MAGIC)
+	want = msg_len(be16_get(buf + HDR_CTRLTYPE));
+	if (be32_get(buf + HDR_MAGIC) != PPTP_MAGIC)
 		why = "bad magic cookie";
-	else if (get16(buf, HDR_MSGTYPE) != PPTP_MSG_CONTROL)
+	else if (be16_get(buf + HDR_MSGTYPE) != PPTP_MSG_CONTROL)
 		why = "PPTP message type is not 1 (control)";
 	else if (want == 0)
 		why = "unknown control message type";
-	else if (get16(buf, HDR_LENGTH) != want)
+	else if (be16_get(buf + HDR_LENGTH) != want)
 		why = "length does not match the control message type";
 
 	if (why != NULL) {
@@ -201,15 +169,15 @@ msg_frame(const uint8_t *buf, size_t len, const char **reason)
 static void
 dec_sccr(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.sccr.version = get16(b, SCCR_VERSION);
+	m->u.sccr.version = be16_get(b + SCCR_VERSION);
 	if (m->type == PPTP_SCCRP) {
 		m->u.sccr.result = b[SCCR_RESULT];
 		m->u.sccr.error = b[SCCR_ERROR];
 	}
-	m->u.sccr.framing = get32(b, SCCR_FRAMING);
-	m->u.sccr.bearer = get32(b, SCCR_BEARER);
-	m->u.sccr.max_channels = get16(b, SCCR_MAXCHAN);
-	m->u.sccr.firmware = get16(b, SCCR_FIRMWARE);
+	m->u.sccr.framing = be32_get(b + SCCR_FRAMING);
+	m->u.sccr.bearer = be32_get(b + SCCR_BEARER);
+	m->u.sccr.max_channels = be16_get(b + SCCR_MAXCHAN);
+	m->u.sccr.firmware = be16_get(b + SCCR_FIRMWARE);
 	get_str(m->u.sccr.hostname, b, SCCR_HOST, PPTP_HOSTNAME_LEN);
 	get_str(m->u.sccr.vendor, b, SCCR_VENDOR, PPTP_VENDOR_LEN);
 }
@@ -225,7 +193,7 @@ dec_stop(const uint8_t *b, struct pptp_msg *m)
 static void
 dec_echo(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.echo.id = get32(b, ECHO_ID);
+	m->u.echo.id = be32_get(b + ECHO_ID);
 	if (m->type == PPTP_ECHORP) {
 		m->u.echo.result = b[ECHO_RESULT];
 		m->u.echo.error = b[ECHO_ERROR];
@@ -235,14 +203,14 @@ dec_echo(const uint8_t *b, struct pptp_msg *m)
 static void
 dec_ocrq(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.ocrq.call_id = get16(b, OCRQ_CALLID);
-	m->u.ocrq.serial = get16(b, OCRQ_SERIAL);
-	m->u.ocrq.min_bps = get32(b, OCRQ_MINBPS);
-	m->u.ocrq.max_bps = get32(b, OCRQ_MAXBPS);
-	m->u.ocrq.bearer = get32(b, OCRQ_BEARER);
-	m->u.ocrq.framing = get32(b, OCRQ_FRAMING);
-	m->u.ocrq.window = get16(b, OCRQ_WINDOW);
-	m->u.ocrq.delay = get16(b, OCRQ_DELAY);
+	m->u.ocrq.call_id = be16_get(b + OCRQ_CALLID);
+	m->u.ocrq.serial = be16_get(b + OCRQ_SERIAL);
+	m->u.ocrq.min_bps = be32_get(b + OCRQ_MINBPS);
+	m->u.ocrq.max_bps = be32_get(b + OCRQ_MAXBPS);
+	m->u.ocrq.bearer = be32_get(b + OCRQ_BEARER);
+	m->u.ocrq.framing = be32_get(b + OCRQ_FRAMING);
+	m->u.ocrq.window = be16_get(b + OCRQ_WINDOW);
+	m->u.ocrq.delay = be16_get(b + OCRQ_DELAY);
 	get_str(m->u.ocrq.phone, b, OCRQ_PHONE, PPTP_PHONE_LEN);
 	get_str(m->u.ocrq.subaddr, b, OCRQ_SUBADDR, PPTP_SUBADDR_LEN);
 }
@@ -250,24 +218,24 @@ dec_ocrq(const uint8_t *b, struct pptp_msg *m)
 static void
 dec_ocrp(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.ocrp.call_id = get16(b, OCRP_CALLID);
-	m->u.ocrp.peer_call_id = get16(b, OCRP_PEERID);
+	m->u.ocrp.call_id = be16_get(b + OCRP_CALLID);
+	m->u.ocrp.peer_call_id = be16_get(b + OCRP_PEERID);
 	m->u.ocrp.result = b[OCRP_RESULT];
 	m->u.ocrp.error = b[OCRP_ERROR];
-	m->u.ocrp.cause = get16(b, OCRP_CAUSE);
-	m->u.ocrp.speed = get32(b, OCRP_SPEED);
-	m->u.ocrp.window = get16(b, OCRP_WINDOW);
-	m->u.ocrp.delay = get16(b, OCRP_DELAY);
-	m->u.ocrp.channel = get32(b, OCRP_CHANNEL);
+	m->u.ocrp.cause = be16_get(b + OCRP_CAUSE);
+	m->u.ocrp.speed = be32_get(b + OCRP_SPEED);
+	m->u.ocrp.window = be16_get(b + OCRP_WINDOW);
+	m->u.ocrp.delay = be16_get(b + OCRP_DELAY);
+	m->u.ocrp.channel = be32_get(b + OCRP_CHANNEL);
 }
 
 static void
 dec_icrq(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.icrq.call_id = get16(b, ICRQ_CALLID);
-	m->u.icrq.serial = get16(b, ICRQ_SERIAL);
-	m->u.icrq.bearer = get32(b, ICRQ_BEARER);
-	m->u.icrq.channel = get32(b, ICRQ_CHANNEL);
+	m->u.icrq.call_id = be16_get(b + ICRQ_CALLID);
+	m->u.icrq.serial = be16_get(b + ICRQ_SERIAL);
+	m->u.icrq.bearer = be32_get(b + ICRQ_BEARER);
+	m->u.icrq.channel = be32_get(b + ICRQ_CHANNEL);
 	get_str(m->u.icrq.dialed, b, ICRQ_DIALED, PPTP_PHONE_LEN);
 	get_str(m->u.icrq.dialing, b, ICRQ_DIALING, PPTP_PHONE_LEN);
 	get_str(m->u.icrq.subaddr, b, ICRQ_SUBADDR, PPTP_SUBADDR_LEN);
@@ -276,58 +244,58 @@ dec_icrq(const uint8_t *b, struct pptp_msg *m)
 static void
 dec_icrp(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.icrp.call_id = get16(b, ICRP_CALLID);
-	m->u.icrp.peer_call_id = get16(b, ICRP_PEERID);
+	m->u.icrp.call_id = be16_get(b + ICRP_CALLID);
+	m->u.icrp.peer_call_id = be16_get(b + ICRP_PEERID);
 	m->u.icrp.result = b[ICRP_RESULT];
 	m->u.icrp.error = b[ICRP_ERROR];
-	m->u.icrp.window = get16(b, ICRP_WINDOW);
-	m->u.icrp.delay = get16(b, ICRP_DELAY);
+	m->u.icrp.window = be16_get(b + ICRP_WINDOW);
+	m->u.icrp.delay = be16_get(b + ICRP_DELAY);
 }
 
 static void
 dec_iccn(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.iccn.peer_call_id = get16(b, ICCN_PEERID);
-	m->u.iccn.speed = get32(b, ICCN_SPEED);
-	m->u.iccn.window = get16(b, ICCN_WINDOW);
-	m->u.iccn.delay = get16(b, ICCN_DELAY);
-	m->u.iccn.framing = get32(b, ICCN_FRAMING);
+	m->u.iccn.peer_call_id = be16_get(b + ICCN_PEERID);
+	m->u.iccn.speed = be32_get(b + ICCN_SPEED);
+	m->u.iccn.window = be16_get(b + ICCN_WINDOW);
+	m->u.iccn.delay = be16_get(b + ICCN_DELAY);
+	m->u.iccn.framing = be32_get(b + ICCN_FRAMING);
 }
 
 static void
 dec_ccrq(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.ccrq.call_id = get16(b, CCRQ_CALLID);
+	m->u.ccrq.call_id = be16_get(b + CCRQ_CALLID);
 }
 
 static void
 dec_cdn(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.cdn.call_id = get16(b, CDN_CALLID);
+	m->u.cdn.call_id = be16_get(b + CDN_CALLID);
 	m->u.cdn.result = b[CDN_RESULT];
 	m->u.cdn.error = b[CDN_ERROR];
-	m->u.cdn.cause = get16(b, CDN_CAUSE);
+	m->u.cdn.cause = be16_get(b + CDN_CAUSE);
 	get_str(m->u.cdn.stats, b, CDN_STATS, PPTP_STATS_LEN);
 }
 
 static void
 dec_wen(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.wen.peer_call_id = get16(b, WEN_PEERID);
-	m->u.wen.crc = get32(b, WEN_CRC);
-	m->u.wen.framing = get32(b, WEN_FRAMING);
-	m->u.wen.hw_overrun = get32(b, WEN_HWOVERRUN);
-	m->u.wen.buffer_overrun = get32(b, WEN_BUFOVERRUN);
-	m->u.wen.timeout = get32(b, WEN_TIMEOUT);
-	m->u.wen.alignment = get32(b, WEN_ALIGNMENT);
+	m->u.wen.peer_call_id = be16_get(b + WEN_PEERID);
+	m->u.wen.crc = be32_get(b + WEN_CRC);
+	m->u.wen.framing = be32_get(b + WEN_FRAMING);
+	m->u.wen.hw_overrun = be32_get(b + WEN_HWOVERRUN);
+	m->u.wen.buffer_overrun = be32_get(b + WEN_BUFOVERRUN);
+	m->u.wen.timeout = be32_get(b + WEN_TIMEOUT);
+	m->u.wen.alignment = be32_get(b + WEN_ALIGNMENT);
 }
 
 static void
 dec_sli(const uint8_t *b, struct pptp_msg *m)
 {
-	m->u.sli.peer_call_id = get16(b, SLI_PEERID);
-	m->u.sli.send_accm = get32(b, SLI_SENDACCM);
-	m->u.sli.recv_accm = get32(b, SLI_RECVACCM);
+	m->u.sli.peer_call_id = be16_get(b + SLI_PEERID);
+	m->u.sli.send_accm = be32_get(b + SLI_SENDACCM);
+	m->u.sli.recv_accm = be32_get(b + SLI_RECVACCM);
 }
 
 typedef void (*decoder)(const uint8_t *, struct pptp_msg *);
@@ -359,7 +327,7 @@ msg_decode(const uint8_t *buf, size_t len, struct pptp_msg *m, const char **reas
 			*reason = why;
 		return -1;
 	}
-	m->type = get16(buf, HDR_CTRLTYPE);
+	m->type = be16_get(buf + HDR_CTRLTYPE);
 	decoders[m->type](buf, m);
 	return 0;
 }
@@ -370,15 +338,15 @@ msg_decode(const uint8_t *buf, size_t len, struct pptp_msg *m, const char **reas
 static void
 enc_sccr(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, SCCR_VERSION, m->u.sccr.version);
+	be16_put(b + SCCR_VERSION, m->u.sccr.version);
 	if (m->type == PPTP_SCCRP) {
 		b[SCCR_RESULT] = m->u.sccr.result;
 		b[SCCR_ERROR] = m->u.sccr.error;
 	}
-	put32(b, SCCR_FRAMING, m->u.sccr.framing);
-	put32(b, SCCR_BEARER, m->u.sccr.bearer);
-	put16(b, SCCR_MAXCHAN, m->u.sccr.max_channels);
-	put16(b, SCCR_FIRMWARE, m->u.sccr.firmware);
+	be32_put(b + SCCR_FRAMING, m->u.sccr.framing);
+	be32_put(b + SCCR_BEARER, m->u.sccr.bearer);
+	be16_put(b + SCCR_MAXCHAN, m->u.sccr.max_channels);
+	be16_put(b + SCCR_FIRMWARE, m->u.sccr.firmware);
 	put_str(b, SCCR_HOST, PPTP_HOSTNAME_LEN, m->u.sccr.hostname);
 	put_str(b, SCCR_VENDOR, PPTP_VENDOR_LEN, m->u.sccr.vendor);
 }
@@ -394,7 +362,7 @@ enc_stop(const struct pptp_msg *m, uint8_t *b)
 static void
 enc_echo(const struct pptp_msg *m, uint8_t *b)
 {
-	put32(b, ECHO_ID, m->u.echo.id);
+	be32_put(b + ECHO_ID, m->u.echo.id);
 	if (m->type == PPTP_ECHORP) {
 		b[ECHO_RESULT] = m->u.echo.result;
 		b[ECHO_ERROR] = m->u.echo.error;
@@ -404,15 +372,15 @@ enc_echo(const struct pptp_msg *m, uint8_t *b)
 static void
 enc_ocrq(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, OCRQ_CALLID, m->u.ocrq.call_id);
-	put16(b, OCRQ_SERIAL, m->u.ocrq.serial);
-	put32(b, OCRQ_MINBPS, m->u.ocrq.min_bps);
-	put32(b, OCRQ_MAXBPS, m->u.ocrq.max_bps);
-	put32(b, OCRQ_BEARER, m->u.ocrq.bearer);
-	put32(b, OCRQ_FRAMING, m->u.ocrq.framing);
-	put16(b, OCRQ_WINDOW, m->u.ocrq.window);
-	put16(b, OCRQ_DELAY, m->u.ocrq.delay);
-	put16(b, OCRQ_PHONELEN,
+	be16_put(b + OCRQ_CALLID, m->u.ocrq.call_id);
+	be16_put(b + OCRQ_SERIAL, m->u.ocrq.serial);
+	be32_put(b + OCRQ_MINBPS, m->u.ocrq.min_bps);
+	be32_put(b + OCRQ_MAXBPS, m->u.ocrq.max_bps);
+	be32_put(b + OCRQ_BEARER, m->u.ocrq.bearer);
+	be32_put(b + OCRQ_FRAMING, m->u.ocrq.framing);
+	be16_put(b + OCRQ_WINDOW, m->u.ocrq.window);
+	be16_put(b + OCRQ_DELAY, m->u.ocrq.delay);
+	be16_put(b + OCRQ_PHONELEN,
 	    (uint16_t)strnlen(m->u.ocrq.phone, PPTP_PHONE_LEN));
 	put_str(b, OCRQ_PHONE, PPTP_PHONE_LEN, m->u.ocrq.phone);
 	put_str(b, OCRQ_SUBADDR, PPTP_SUBADDR_LEN, m->u.ocrq.subaddr);
@@ -421,27 +389,27 @@ enc_ocrq(const struct pptp_msg *m, uint8_t *b)
 static void
 enc_ocrp(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, OCRP_CALLID, m->u.ocrp.call_id);
-	put16(b, OCRP_PEERID, m->u.ocrp.peer_call_id);
+	be16_put(b + OCRP_CALLID, m->u.ocrp.call_id);
+	be16_put(b + OCRP_PEERID, m->u.ocrp.peer_call_id);
 	b[OCRP_RESULT] = m->u.ocrp.result;
 	b[OCRP_ERROR] = m->u.ocrp.error;
-	put16(b, OCRP_CAUSE, m->u.ocrp.cause);
-	put32(b, OCRP_SPEED, m->u.ocrp.speed);
-	put16(b, OCRP_WINDOW, m->u.ocrp.window);
-	put16(b, OCRP_DELAY, m->u.ocrp.delay);
-	put32(b, OCRP_CHANNEL, m->u.ocrp.channel);
+	be16_put(b + OCRP_CAUSE, m->u.ocrp.cause);
+	be32_put(b + OCRP_SPEED, m->u.ocrp.speed);
+	be16_put(b + OCRP_WINDOW, m->u.ocrp.window);
+	be16_put(b + OCRP_DELAY, m->u.ocrp.delay);
+	be32_put(b + OCRP_CHANNEL, m->u.ocrp.channel);
 }
 
 static void
 enc_icrq(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, ICRQ_CALLID, m->u.icrq.call_id);
-	put16(b, ICRQ_SERIAL, m->u.icrq.serial);
-	put32(b, ICRQ_BEARER, m->u.icrq.bearer);
-	put32(b, ICRQ_CHANNEL, m->u.icrq.channel);
-	put16(b, ICRQ_DIALEDLEN,
+	be16_put(b + ICRQ_CALLID, m->u.icrq.call_id);
+	be16_put(b + ICRQ_SERIAL, m->u.icrq.serial);
+	be32_put(b + ICRQ_BEARER, m->u.icrq.bearer);
+	be32_put(b + ICRQ_CHANNEL, m->u.icrq.channel);
+	be16_put(b + ICRQ_DIALEDLEN,
 	    (uint16_t)strnlen(m->u.icrq.dialed, PPTP_PHONE_LEN));
-	put16(b, ICRQ_DIALINGLEN,
+	be16_put(b + ICRQ_DIALINGLEN,
 	    (uint16_t)strnlen(m->u.icrq.dialing, PPTP_PHONE_LEN));
 	put_str(b, ICRQ_DIALED, PPTP_PHONE_LEN, m->u.icrq.dialed);
 	put_str(b, ICRQ_DIALING, PPTP_PHONE_LEN, m->u.icrq.dialing);
@@ -451,58 +419,58 @@ enc_icrq(const struct pptp_msg *m, uint8_t *b)
 static void
 enc_icrp(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, ICRP_CALLID, m->u.icrp.call_id);
-	put16(b, ICRP_PEERID, m->u.icrp.peer_call_id);
+	be16_put(b + ICRP_CALLID, m->u.icrp.call_id);
+	be16_put(b + ICRP_PEERID, m->u.icrp.peer_call_id);
 	b[ICRP_RESULT] = m->u.icrp.result;
 	b[ICRP_ERROR] = m->u.icrp.error;
-	put16(b, ICRP_WINDOW, m->u.icrp.window);
-	put16(b, ICRP_DELAY, m->u.icrp.delay);
+	be16_put(b + ICRP_WINDOW, m->u.icrp.window);
+	be16_put(b + ICRP_DELAY, m->u.icrp.delay);
 }
 
 static void
 enc_iccn(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, ICCN_PEERID, m->u.iccn.peer_call_id);
-	put32(b, ICCN_SPEED, m->u.iccn.speed);
-	put16(b, ICCN_WINDOW, m->u.iccn.window);
-	put16(b, ICCN_DELAY, m->u.iccn.delay);
-	put32(b, ICCN_FRAMING, m->u.iccn.framing);
+	be16_put(b + ICCN_PEERID, m->u.iccn.peer_call_id);
+	be32_put(b + ICCN_SPEED, m->u.iccn.speed);
+	be16_put(b + ICCN_WINDOW, m->u.iccn.window);
+	be16_put(b + ICCN_DELAY, m->u.iccn.delay);
+	be32_put(b + ICCN_FRAMING, m->u.iccn.framing);
 }
 
 static void
 enc_ccrq(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, CCRQ_CALLID, m->u.ccrq.call_id);
+	be16_put(b + CCRQ_CALLID, m->u.ccrq.call_id);
 }
 
 static void
 enc_cdn(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, CDN_CALLID, m->u.cdn.call_id);
+	be16_put(b + CDN_CALLID, m->u.cdn.call_id);
 	b[CDN_RESULT] = m->u.cdn.result;
 	b[CDN_ERROR] = m->u.cdn.error;
-	put16(b, CDN_CAUSE, m->u.cdn.cause);
+	be16_put(b + CDN_CAUSE, m->u.cdn.cause);
 	put_str(b, CDN_STATS, PPTP_STATS_LEN, m->u.cdn.stats);
 }
 
 static void
 enc_wen(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, WEN_PEERID, m->u.wen.peer_call_id);
-	put32(b, WEN_CRC, m->u.wen.crc);
-	put32(b, WEN_FRAMING, m->u.wen.framing);
-	put32(b, WEN_HWOVERRUN, m->u.wen.hw_overrun);
-	put32(b, WEN_BUFOVERRUN, m->u.wen.buffer_overrun);
-	put32(b, WEN_TIMEOUT, m->u.wen.timeout);
-	put32(b, WEN_ALIGNMENT, m->u.wen.alignment);
+	be16_put(b + WEN_PEERID, m->u.wen.peer_call_id);
+	be32_put(b + WEN_CRC, m->u.wen.crc);
+	be32_put(b + WEN_FRAMING, m->u.wen.framing);
+	be32_put(b + WEN_HWOVERRUN, m->u.wen.hw_overrun);
+	be32_put(b + WEN_BUFOVERRUN, m->u.wen.buffer_overrun);
+	be32_put(b + WEN_TIMEOUT, m->u.wen.timeout);
+	be32_put(b + WEN_ALIGNMENT, m->u.wen.alignment);
 }
 
 static void
 enc_sli(const struct pptp_msg *m, uint8_t *b)
 {
-	put16(b, SLI_PEERID, m->u.sli.peer_call_id);
-	put32(b, SLI_SENDACCM, m->u.sli.send_accm);
-	put32(b, SLI_RECVACCM, m->u.sli.recv_accm);
+	be16_put(b + SLI_PEERID, m->u.sli.peer_call_id);
+	be32_put(b + SLI_SENDACCM, m->u.sli.send_accm);
+	be32_put(b + SLI_RECVACCM, m->u.sli.recv_accm);
 }
 
 typedef void (*encoder)(const struct pptp_msg *, uint8_t *);
@@ -525,10 +493,10 @@ msg_encode(const struct pptp_msg *m, uint8_t *buf, size_t buflen)
 	if (len == 0 || buf == NULL || buflen < len)
 		return 0;
 	memset(buf, 0, len);
-	put16(buf, HDR_LENGTH, (uint16_t)len);
-	put16(buf, HDR_MSGTYPE, PPTP_MSG_CONTROL);
-	put32(buf, HDR_MAGIC, PPTP_MAGIC);
-	put16(buf, HDR_CTRLTYPE, m->type);
+	be16_put(buf + HDR_LENGTH, (uint16_t)len);
+	be16_put(buf + HDR_MSGTYPE, PPTP_MSG_CONTROL);
+	be32_put(buf + HDR_MAGIC, PPTP_MAGIC);
+	be16_put(buf + HDR_CTRLTYPE, m->type);
 	encoders[m->type](m, buf);
 	return len;
 }

@@ -4,12 +4,16 @@
  * Addresses are kept in host order internally, so ranges are plain integer
  * arithmetic; they are converted at the API boundary only. */
 #include "pool.h"
+#include "strclean.h"
 
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Longest piece of a bad item quoted in an error. */
+#define POOL_QUOTE_MAX 40
 
 struct slot {
 	uint32_t addr;
@@ -38,17 +42,7 @@ struct item {
 static void
 quote(char *out, size_t outlen, const char *s, const char *e)
 {
-	size_t i = 0;
-
-	while (s < e && i + 4 < outlen && i < 40) {
-		unsigned char ch = (unsigned char)*s++;
-		out[i++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-	}
-	if (s < e && i + 4 < outlen) {
-		memcpy(out + i, "...", 3);
-		i += 3;
-	}
-	out[i] = '\0';
+	str_clean(out, outlen, s, (size_t)(e - s), POOL_QUOTE_MAX);
 }
 
 /* Up to `max` dot-separated decimal numbers of 1..3 digits filling [s, e)

@@ -154,6 +154,8 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->listen_lf.fd = -1;
 	s->facts.fd = -1;
 	s->gre_lf.fd = -1;
+	s->rl_accept = (struct ratelimit)LOG_RL_INIT;
+	s->rl_input = (struct ratelimit)LOG_RL_INIT;
 	TAILQ_INIT(&s->ctrls);
 	TAILQ_INIT(&s->calls);
 	if (conf->remoteip != NULL) {

@@ -33,8 +33,8 @@ struct server {
 	struct call_list   calls;      /* every call until its pppd is reaped */
 	unsigned           nctrls;
 	int                stopping;
-	struct log_rl      rl_accept;  /* refused connections */
-	struct log_rl      rl_input;   /* rejected control input */
+	struct ratelimit   rl_accept;  /* refused connections */
+	struct ratelimit   rl_input;    /* rejected control input */
 };
 
 struct server *server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen);
