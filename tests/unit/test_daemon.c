@@ -256,18 +256,12 @@ daemon_children(void)
 	return n;
 }
 
+static int log_count(const char *needle);
+
 static int
 log_contains(const char *needle)
 {
-	FILE *f = fopen(logpath, "r");
-	char line[1024];
-	int found = 0;
-	if (f == NULL)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
+	return log_count(needle) > 0;
 }
 
 static void
