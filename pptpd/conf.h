@@ -11,7 +11,9 @@
  * Our own: connections-per-client N (0..65535, 0 = no limit) caps control
  * connections from one client address; plugin PATH is the pptpd-policy pppd
  * plugin given to every pppd; noplugin leaves it out; peers FILE is the
- * per-peer MPPE policy file the plugin reads (pptpd-peers(5)).
+ * per-peer MPPE policy file the plugin reads (pptpd-peers(5)). 'peers' or
+ * 'logwtmp' with 'noplugin' is an error (at the line of 'peers'/'logwtmp'):
+ * the plugin is what carries them out.
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *

@@ -68,6 +68,26 @@ write_file(const char *name, const char *text)
 	fclose(f);
 }
 
+static int
+file_contains(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	int found = 0;
+	if (f == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+static int
+log_contains(const char *needle)
+{
+	return file_contains(logpath, needle);
+}
+
 /* The test configuration plus `extra` lines, as tmpdir/pptpd.conf. */
 static void
 write_conf(const char *extra)
@@ -125,8 +145,10 @@ daemon_start(const char *extra)
 		execl(DAEMON, "pptpd", "-f", "-d", "-c", path, p, pf, (char *)NULL);
 		_exit(127);
 	}
+	/* Listening comes before the signals are set up: a SIGTERM in
+	 * between would kill it without its clean-up. */
 	for (int i = 0; i < 1000; i++) {
-		if (can_connect())
+		if (can_connect() && log_contains(" listening on "))
 			return;
 		usleep(10000);
 	}
@@ -210,6 +232,25 @@ pns_start(void)
 	return s;
 }
 
+/* A new client is served (gets its SCCRP) within `ms`: the daemon may be
+ * closing the connections it held for a moment still. */
+static int
+pns_served(int ms)
+{
+	for (int i = 0; i < ms / 100; i++) {
+		int s = pns_connect();
+		struct pptp_msg m = { .type = PPTP_SCCRQ }, r;
+		m.u.sccr.version = PPTP_VERSION;
+		pns_send(s, &m);
+		int ok = pns_recv(s, &r, 100) == 0 && r.type == PPTP_SCCRP;
+		close(s);
+		if (ok)
+			return 1;
+		usleep(100000);
+	}
+	return 0;
+}
+
 static void
 pns_call(int s, uint16_t peer_id, struct pptp_msg *r)
 {
@@ -278,26 +319,6 @@ daemon_children(void)
 			n++;
 	fclose(f);
 	return n;
-}
-
-static int
-file_contains(const char *path, const char *needle)
-{
-	FILE *f = fopen(path, "r");
-	char line[1024];
-	int found = 0;
-	if (f == NULL)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
-}
-
-static int
-log_contains(const char *needle)
-{
-	return file_contains(logpath, needle);
 }
 
 static void
@@ -589,13 +610,14 @@ test_nofile_limit_no_accept_spin(void **state)
 	print_message("daemon CPU with %d idle clients: %ld ms in %d ms\n",
 	    IDLE_CLIENTS, cpu, SPIN_WINDOW_MS);
 	assert_true(cpu < SPIN_MAX_CPU_MS);
-	assert_true(log_contains("RLIMIT_NOFILE 32 (hard limit) holds 8 "
-	    "connections, not the 100 of 'connections'"));
+	/* 8 connections fit in 32; under valgrind, which keeps some of the
+	 * process's descriptors for itself, fewer */
+	assert_true(log_contains("(hard limit) holds "));
+	assert_true(log_contains("connections, not the 100 of 'connections'"));
 	assert_true(log_contains("refused: connection limit reached"));
 	for (int i = 0; i < IDLE_CLIENTS; i++)
 		close(s[i]);
-	usleep(200000);
-	close(pns_start());
+	assert_true(pns_served(3000));
 }
 
 /* Descriptors run out below 'connections' (the limit lowered under a
@@ -621,8 +643,7 @@ test_emfile_sheds_clients(void **state)
 	assert_true(pns_closed(s[IDLE_CLIENTS - 1], REPLY_MS));
 	for (int i = 0; i < IDLE_CLIENTS; i++)
 		close(s[i]);
-	usleep(200000);
-	close(pns_start());
+	assert_true(pns_served(3000));
 }
 
 /* One daemon run with `args`, stderr to tmpdir/err; its exit status. The
@@ -697,7 +718,9 @@ test_peers_file_checked_at_startup(void **state)
 	daemon_nofile = 0;
 	daemon_pidfile = NULL;
 	daemon_start(extra);
-	assert_int_equal(WEXITSTATUS(daemon_stop()), 0);
+	int st = daemon_stop();
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static int
@@ -796,11 +819,11 @@ test_run_dir_checked(void **state)
 
 	snprintf(target, sizeof(target), "%s/rundir", tmpdir);
 	mkdir(target, 0700);
-	assert_int_equal(rmdir(RUN_DIR), 0);
+	assert_int_equal(rename(RUN_DIR, RUN_DIR ".saved"), 0);
 	assert_int_equal(symlink(target, RUN_DIR), 0);
 	st = daemon_once("");
 	unlink(RUN_DIR);
-	mkdir(RUN_DIR, 0700);
+	assert_int_equal(rename(RUN_DIR ".saved", RUN_DIR), 0);
 	assert_int_equal(st, 1);
 	assert_true(err_contains(RUN_DIR " is not a directory"));
 	assert_int_equal(count_in_dir(target, ".sock"), 0);
