@@ -252,8 +252,12 @@ pidfile_lock(const char *path, char *err, size_t errlen)
 		char buf[PIDFILE_MAX] = "";
 		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 		long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
-		snprintf(err, errlen, "another pptpd (pid %ld) is running: pid file "
-		    "%s is locked", pid, path);
+		char who[32] = "";
+		/* still starting: it has not written its pid yet */
+		if (pid > 0)
+			snprintf(who, sizeof(who), " (pid %ld)", pid);
+		snprintf(err, errlen, "another pptpd%s is running: pid file %s is "
+		    "locked", who, path);
 	} else
 		snprintf(err, errlen, "cannot lock pid file %s: %s", path,
 		    strerror(errno));
