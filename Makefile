@@ -27,9 +27,10 @@ COMMON_OBJ := $(COMMON_SRC:.c=.o)
 GRE_SRC   := $(wildcard gre/*.c)
 GRE_OBJ   := $(GRE_SRC:.c=.o)
 PPTPD_SRC := $(wildcard pptpd/*.c)
-# The report parser is shared with the plugin; compiled apart so the plugin's
-# -fPIC object and ours never get mixed up.
-PPTPD_OBJ := $(PPTPD_SRC:.c=.o) pptpd/report-parse.o
+# The report and peers parsers are shared with the plugin (pptpd checks the
+# peers file at startup); compiled apart so the plugin's -fPIC objects and
+# ours never get mixed up.
+PPTPD_OBJ := $(PPTPD_SRC:.c=.o) pptpd/report-parse.o pptpd/peers-parse.o
 PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -57,6 +58,9 @@ pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 pptpd/report-parse.o: plugin/report.c plugin/report.h .build-flags
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+pptpd/peers-parse.o: plugin/peers.c plugin/peers.h .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 plugin:

@@ -368,6 +368,38 @@ check_pool(struct loader *ld)
 	return 0;
 }
 
+static int
+seen_at(const struct loader *ld, const char *name)
+{
+	return ld->seen[find_key(name) - keys];
+}
+
+/* 'peers' and 'logwtmp' are carried out by the plugin: with 'noplugin' they
+ * would be dropped without a word (and per-peer require-128 not enforced). */
+static int
+check_plugin(struct loader *ld)
+{
+	static const char *const needs[] = { "peers", "logwtmp" };
+	const struct conf *c = ld->c;
+	int set[] = { c->peers != NULL, c->logwtmp };
+
+	if (!c->noplugin)
+		return 0;
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		if (!set[i])
+			continue;
+		int line = seen_at(ld, needs[i]), np = seen_at(ld, "noplugin");
+		char at[32] = "";
+		if (np != 0)
+			snprintf(at, sizeof(at), " (line %d)", np);
+		ld->line = line != 0 ? line : np;
+		snprintf(ld->why, sizeof(ld->why), "'%s' needs the plugin; remove "
+		    "'noplugin'%s", needs[i], at);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 free_warnings(struct conf *c)
 {
@@ -440,7 +472,8 @@ conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 		    strerror(errno));
 		goto out;
 	}
-	if (read_file(&ld, f) == 0 && check_pool(&ld) == 0)
+	if (read_file(&ld, f) == 0 && check_pool(&ld) == 0 &&
+	    check_plugin(&ld) == 0)
 		rc = 0;
 out:
 	if (f != NULL)

@@ -20,7 +20,9 @@
  * is how many calls per second one address may start (a burst of N);
  * stop-timeout SECONDS (1..3600) bounds a graceful stop; plugin PATH is the pptpd-policy pppd
  * plugin given to every pppd; noplugin leaves it out; peers FILE is the
- * per-peer MPPE policy file the plugin reads (pptpd-peers(5)).
+ * per-peer MPPE policy file the plugin reads (pptpd-peers(5)). 'peers' or
+ * 'logwtmp' with 'noplugin' is an error (at the line of 'peers'/'logwtmp'):
+ * the plugin is what carries them out.
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *

@@ -20,7 +20,12 @@ struct facts {
 	char           path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
+/* Creates FACTS_DIR (0700) or checks that an existing one is a directory
+ * of ours that nobody else may enter, then binds report.PID.sock in it. */
 int  facts_open(struct facts *f, struct server *s, char *err, size_t errlen);
+/* After daemon(): rename the socket after the process's pid now (the one
+ * pppd's plugin is told, and the one in the pid file). */
+int  facts_rename(struct facts *f, char *err, size_t errlen);
 void facts_close(struct facts *f);
 
 #endif

@@ -2,20 +2,39 @@
  * command line is Poptop's, so existing init scripts keep working. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conf.h"
 #include "log.h"
 #include "loop.h"
+#include "peers.h"
 #include "server.h"
 #include "version.h"
 
+/* Exit statuses (pptpd(8)): 1 the daemon could not start or failed (cannot
+ * listen, another pptpd holds the pid file, /run/pptpd refused, ...), 2 the
+ * command line or the configuration (pptpd.conf, the peers file) is wrong. */
+#define EXIT_FAIL   1
 #define EXIT_CONFIG 2
+
+/* Descriptors: every control connection holds its socket and the pty of its
+ * one call; the rest is a fixed set (stdio, epoll, signalfd, the GRE socket,
+ * the listener and its spare, the report socket, the pid file, syslog, the
+ * pty slave while pppd is being started) with room to spare. */
+#define FDS_PER_CONNECTION 2
+#define FDS_FIXED          16
+
+#define PIDFILE_MAX 32      /* bytes of a pid file worth reading */
 
 struct opts {
 	const char *conf_file;
@@ -140,14 +159,121 @@ apply_args(struct conf *c, const struct opts *o)
 	return 0;
 }
 
+/* -w is the command line's logwtmp; the file's was checked by conf_load. */
 static int
-write_pidfile(const char *path)
+check_args(const struct conf *c, const struct opts *o)
 {
-	FILE *f = fopen(path, "w");
-	if (f == NULL)
+	if (o->logwtmp && c->noplugin) {
+		fprintf(stderr, "pptpd: -w (logwtmp) needs the plugin; remove "
+		    "'noplugin' from %s\n", c->file);
 		return -1;
-	fprintf(f, "%d\n", (int)getpid());
-	return fclose(f);
+	}
+	return 0;
+}
+
+/* The plugin reads the peers file in every pppd, where a mistake would
+ * fail each call; read it once here so it fails the start instead. */
+static int
+check_peers(const struct conf *c)
+{
+	char err[PEERS_ERR_MAX];
+	struct peers *p;
+
+	if (c->peers == NULL || c->noplugin)
+		return 0;
+	if (peers_load(c->peers, &p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pptpd: %s\n", err);
+		return -1;
+	}
+	peers_free(p);
+	return 0;
+}
+
+/* At EMFILE the listener cannot take a client off its backlog; make sure
+ * the limit holds 'connections'. Raise the soft limit up to the hard one;
+ * if that is still short, serve as many connections as fit (with a
+ * warning) rather than fail at accept time. */
+static int
+nofile_fit(struct conf *c, char *err, size_t errlen)
+{
+	rlim_t need = FDS_FIXED + (rlim_t)c->connections * FDS_PER_CONNECTION;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		snprintf(err, errlen, "getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+		return -1;
+	}
+	if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+		struct rlimit up = { rl.rlim_max < need ? rl.rlim_max : need, rl.rlim_max };
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
+	if (rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_cur < FDS_FIXED + FDS_PER_CONNECTION) {
+		snprintf(err, errlen, "RLIMIT_NOFILE %llu is too low: one connection "
+		    "needs %d descriptors", (unsigned long long)rl.rlim_cur,
+		    FDS_FIXED + FDS_PER_CONNECTION);
+		return -1;
+	}
+	int fit = (int)((rl.rlim_cur - FDS_FIXED) / FDS_PER_CONNECTION);
+	log_msg(LOG_WARNING, "RLIMIT_NOFILE %llu (hard limit) holds %d connections, "
+	    "not the %d of 'connections' (%llu descriptors): serving at most %d",
+	    (unsigned long long)rl.rlim_cur, fit, c->connections,
+	    (unsigned long long)need, fit);
+	c->connections = fit;
+	return 0;
+}
+
+/* Before daemon(), so a second pptpd fails in the foreground with a clear
+ * message: the flock belongs to the open file description, which the
+ * daemon's child shares and keeps once the parent has exited. */
+static int
+pidfile_lock(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	    0644);
+
+	if (fd < 0) {
+		if (errno == ELOOP)
+			snprintf(err, errlen, "pid file %s is a symbolic link: refused "
+			    "(remove it)", path);
+		else
+			snprintf(err, errlen, "cannot open pid file %s: %s", path,
+			    strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		snprintf(err, errlen, "pid file %s is not a regular file: refused", path);
+	else if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	else if (errno == EWOULDBLOCK) {
+		char buf[PIDFILE_MAX] = "";
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+		char who[32] = "";
+		/* still starting: it has not written its pid yet */
+		if (pid > 0)
+			snprintf(who, sizeof(who), " (pid %ld)", pid);
+		snprintf(err, errlen, "another pptpd%s is running: pid file %s is "
+		    "locked", who, path);
+	} else
+		snprintf(err, errlen, "cannot lock pid file %s: %s", path,
+		    strerror(errno));
+	close(fd);
+	return -1;
+}
+
+/* After daemon(): the pid is final now. */
+static int
+pidfile_write(int fd)
+{
+	char buf[PIDFILE_MAX];
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+		return -1;
+	return 0;
 }
 
 static void
@@ -175,15 +301,18 @@ static int
 run(struct conf *conf, const struct opts *o)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
-	char err[CONF_ERR_LEN];
+	char err[CONF_ERR_LEN + PATH_MAX];
 	const char *pidfile = (!o->foreground || o->pidfile) ? conf->pidfile : NULL;
 	const char *reason = NULL;
 	struct server *s = NULL;
 	struct loop *loop = loop_new();
-	int rc = 1;
+	int rc = EXIT_FAIL, pid_fd = -1;
 
 	if (loop == NULL) {
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
+		reason = err;
+	} else if (pidfile != NULL &&
+	    (pid_fd = pidfile_lock(pidfile, err, sizeof(err))) < 0) {
 		reason = err;
 	} else if ((s = server_new(conf, loop, err, sizeof(err))) == NULL) {
 		reason = err;
@@ -194,10 +323,12 @@ run(struct conf *conf, const struct opts *o)
 	if (reason == NULL) {
 		if (!o->foreground)
 			log_open("pptpd", 0, conf->debug);
-		if (pidfile != NULL && write_pidfile(pidfile) < 0)
+		if (pid_fd >= 0 && pidfile_write(pid_fd) < 0)
 			log_msg(LOG_WARNING, "cannot write pid file %s: %s", pidfile,
 			    strerror(errno));
-		if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])),
+		if (facts_rename(&s->facts, err, sizeof(err)) < 0)
+			reason = err;
+		else if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])),
 		    on_signal, s) < 0) {
 			snprintf(err, sizeof(err), "cannot set up signals: %s", strerror(errno));
 			reason = err;
@@ -207,15 +338,18 @@ run(struct conf *conf, const struct opts *o)
 		log_msg(LOG_NOTICE, "pptpd %s listening on %s:1723 (pool %s, max %d "
 		    "connections)", PPTPD_VERSION, inet_ntoa(conf->listen),
 		    conf->remoteip ? conf->remoteip : "none", conf->connections);
-		rc = loop_run(loop) < 0 ? 1 : 0;
+		rc = loop_run(loop) < 0 ? EXIT_FAIL : 0;
 		log_msg(LOG_NOTICE, "pptpd stopped");
-		if (pidfile != NULL)
-			unlink(pidfile);
 	} else {
 		log_msg(LOG_ERR, "%s", reason);
 	}
 	server_free(s);
 	loop_free(loop);
+	if (pid_fd >= 0) {
+		/* Only the holder of the lock removes the file. */
+		unlink(pidfile);
+		close(pid_fd);
+	}
 	return rc;
 }
 
@@ -232,12 +366,17 @@ main(int argc, char **argv)
 	conf_init(&conf);
 	if (conf_load(&conf, o.conf_file, err, sizeof(err)) < 0)
 		fprintf(stderr, "pptpd: %s\n", err);
-	else if (apply_args(&conf, &o) == 0) {
+	else if (apply_args(&conf, &o) == 0 && check_args(&conf, &o) == 0 &&
+	    check_peers(&conf) == 0) {
 		log_open("pptpd", 1, conf.debug);
 		for (size_t i = 0; i < conf.nwarnings; i++)
 			log_msg(LOG_WARNING, "%s", conf.warnings[i]);
 		signal(SIGPIPE, SIG_IGN);
-		rc = run(&conf, &o);
+		if (nofile_fit(&conf, err, sizeof(err)) < 0) {
+			log_msg(LOG_ERR, "%s", err);
+			rc = EXIT_FAIL;
+		} else
+			rc = run(&conf, &o);
 		log_close();
 	}
 	conf_free(&conf);

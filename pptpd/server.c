@@ -2,6 +2,7 @@
  * GRE engine, reaps pppd children. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,9 @@
  * ending: plenty for real dial-in, a ceiling for a flood. */
 #define SERVER_RL_CONN_BURST 20
 #define SERVER_RL_CALL_BURST 50
+/* Out of descriptors with no spare to give up: how long the listener stays
+ * off before trying again (a level-triggered listener would wake at once). */
+#define SERVER_PAUSE_MS 100
 
 static void
 server_gre_log(void *arg, int prio, const char *msg)
@@ -107,6 +111,62 @@ server_accept_one(struct server *s, int fd, const struct sockaddr_in *peer)
 }
 
 static void
+server_accept(void *arg, uint32_t events);
+
+static int
+server_spare_open(struct server *s)
+{
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return s->spare_fd;
+}
+
+static void
+server_listen_resume(void *arg)
+{
+	struct server *s = arg;
+	if (s->listen_fd < 0)
+		return;
+	if (s->spare_fd < 0)
+		server_spare_open(s);
+	loop_fd_mod(s->loop, &s->listen_lf, EPOLLIN);
+	server_accept(s, EPOLLIN);
+}
+
+/* accept() failed with EMFILE or ENFILE (err): the client stays in the
+ * backlog and the level-triggered listener would wake again at once, forever.
+ * Give up the spare descriptor to take the client off the backlog and refuse
+ * it; with no spare, stop listening for a while. Returns 1 when a client was
+ * shed (try the next), 0 when the backlog is empty, -1 when paused. */
+static int
+server_accept_shed(struct server *s, int err)
+{
+	struct sockaddr_in peer;
+	socklen_t len = sizeof(peer);
+
+	if (s->spare_fd >= 0) {
+		close(s->spare_fd);
+		s->spare_fd = -1;
+		int fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len,
+		    SOCK_CLOEXEC);
+		int again = fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+		if (fd >= 0) {
+			log_rl(&s->rl_accept, loop_now(s->loop), LOG_WARNING,
+			    "connection from %s:%u refused: out of descriptors",
+			    inet_ntoa(peer.sin_addr), ntohs(peer.sin_port));
+			close(fd);
+		}
+		if (server_spare_open(s) >= 0 && (fd >= 0 || again))
+			return fd >= 0;
+	}
+	log_rl(&s->rl_accept, loop_now(s->loop), LOG_ERR, "accept: %s: not "
+	    "listening for %d ms", strerror(err), SERVER_PAUSE_MS);
+	loop_fd_mod(s->loop, &s->listen_lf, 0);
+	loop_timer_set(s->loop, &s->listen_pause, SERVER_PAUSE_MS,
+	    server_listen_resume, s);
+	return -1;
+}
+
+static void
 server_accept(void *arg, uint32_t events)
 {
 	struct server *s = arg;
@@ -118,6 +178,11 @@ server_accept(void *arg, uint32_t events)
 		socklen_t len = sizeof(peer);
 		int fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			if (server_accept_shed(s, errno) <= 0)
+				return;
+			continue;
+		}
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 			    errno != ECONNABORTED)
@@ -147,6 +212,10 @@ server_listen(struct server *s, char *err, size_t errlen)
 		return -1;
 	}
 	s->listen_fd = fd;
+	if (server_spare_open(s) < 0) {
+		snprintf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
+		return -1;
+	}
 	return loop_fd_add(s->loop, &s->listen_lf, fd, EPOLLIN, server_accept, s);
 }
 
@@ -162,6 +231,7 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->loop = loop;
 	s->listen_fd = -1;
 	s->listen_lf.fd = -1;
+	s->spare_fd = -1;
 	s->facts.fd = -1;
 	s->gre_lf.fd = -1;
 	s->rl_accept = (struct ratelimit)LOG_RL_INIT;
@@ -316,6 +386,9 @@ server_free(struct server *s)
 		return;
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
+	loop_timer_cancel(s->loop, &s->listen_pause);
 	facts_close(&s->facts);
 	/* Left after a forced stop: their pppd was killed, not reaped. */
 	struct call *call;

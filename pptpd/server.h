@@ -34,6 +34,8 @@ struct server {
 	struct facts       facts;      /* reports of the pppd plugin */
 	int                listen_fd;
 	struct loop_fd     listen_lf;
+	int                spare_fd;   /* /dev/null, given up to shed a client at EMFILE */
+	struct loop_timer  listen_pause; /* listener off while out of descriptors */
 	struct ctrl_list   ctrls;
 	struct call_list   calls;      /* every call until its pppd is reaped */
 	unsigned           nctrls;
