@@ -3,12 +3,14 @@
  * and without the IPv4 header the raw socket delivers) and the receive
  * sequencing (gre/seq.c) that decides what is delivered to pppd.
  *
- * Parser checks: the payload lies inside the datagram; a parsed header built
- * again with gre_packet_build() parses to the same fields.
+ * Parser checks: the payload ends exactly where the datagram does (no octet
+ * the length field disowns is accepted); a parsed header built again with
+ * gre_packet_build() parses to the same fields.
  * Sequencing checks, on a stream of packets from the parser and of
  * structured (delta, length) records, with time moving forward and gap
  * timers firing: delivered numbers only move forward (except across a
- * counted resync), nothing is delivered twice, payloads come back intact,
+ * counted resync, forward or backward), nothing is delivered twice except
+ * across such a resync, payloads come back intact,
  * the held count matches the slots in use and stays within the window.
  *
  * Input: a sequence of records, each starting with an op byte:
@@ -146,6 +148,8 @@ parsed(struct state *st, const uint8_t *buf, size_t len, const struct gre_packet
 {
 	if (pkt->payload_len > GRE_MAX_PAYLOAD)
 		abort();
+	if (pkt->payload + pkt->payload_len != buf + len)
+		abort();   /* trailing octets taken as padding */
 	if (pkt->payload_len) {
 		if (pkt->payload < buf || pkt->payload + pkt->payload_len > buf + len)
 			abort();

@@ -90,10 +90,26 @@ gre_seeds = {
     rec_struct(3, 5) + rec_struct(-2, 5) + rec_struct(1, 5, 30),
     "dups": rec_struct(1, 3) + rec_struct(0, 3) + rec_struct(1, 3) +
     rec_struct(-1, 3) + rec_struct(5, 3) + rec_struct(0, 3),
+    # A jump or far-off run is believed only once the stream has been
+    # quiet for SEQ_QUIET_MS (500): the clock moves 126 ms per record at
+    # most, so 4 quiet records; a run while the stream flows is not.
     "jump": rec_struct(1, 4) + rec_struct(1000, 4) + rec_struct(1, 4) +
+    rec_struct(1, 4),
+    "jump-quiet": rec_struct(1, 4) + rec_struct(1000, 4, 63) +
+    rec_struct(1, 4, 63) + rec_struct(1, 4, 63) + rec_struct(1, 4, 63) +
     rec_struct(1, 4),
     "far": rec_struct(1, 4) + b"".join(rec_struct(30000 if i == 0 else 1, 4)
                                        for i in range(9)),
+    "far-quiet": rec_struct(1, 4) + b"".join(
+        rec_struct(30000 if i == 0 else 1, 4, 63 if i < 4 else 0)
+        for i in range(10)),
+    # forged in-window numbers take the stream's place; the real stream,
+    # now behind, is believed again once quiet (backward resync), and a
+    # replay below the floor afterwards is not
+    "back-resync": rec_struct(1, 4) + rec_struct(1, 4) +
+    b"".join(rec_struct(1, 3) for _ in range(20)) + rec_struct(-19, 4, 50) +
+    b"".join(rec_struct(1, 4, 50) for _ in range(12)) +
+    rec_struct(-8, 4, 63) + b"".join(rec_struct(1, 4, 63) for _ in range(6)),
     "gap-timeout": rec_struct(1, 2) + rec_struct(3, 2) + rec_struct(1, 2) +
     rec_struct(0, 0, 63) + rec_struct(1, 2),
     "big": rec_struct(1, 255) + rec_struct(2, 230) + rec_struct(-1, 1),
@@ -106,6 +122,14 @@ gre_seeds = {
     rec_raw(w.gre(CID, lcp, seq=1, flags=0x3081 | 0x8000)) +
     rec_raw(w.gre(CID, lcp, seq=1, proto=0x0800)) +
     rec_raw(w.gre(0x1111, lcp, seq=1)) + rec_raw(w.gre(CID)[:6]),
+    # payload length short of the datagram (once taken as padding), then
+    # the real packet with that number
+    "raw-short-length": rec_raw(w.gre(CID, lcp, seq=1)) +
+    rec_raw(w.gre(CID, lcp, seq=2, length=4)) +
+    rec_raw(w.gre(CID, lcp + b"\0" * 3, seq=2, length=len(lcp))) +
+    rec_raw(w.gre(CID, lcp, seq=2, length=4), ip=False) +
+    rec_raw(w.gre(CID, b"\0", ack=3, length=0)) +
+    rec_raw(w.gre(CID, lcp, seq=2)),
 }
 os.makedirs(os.path.join(here, "corpus", "gre"), exist_ok=True)
 for name, data in gre_seeds.items():
@@ -173,6 +197,10 @@ engine_seeds = {
     e_raw(0, w.gre(0x4242, lcp, seq=1, flags=0xB081)) +
     e_raw(0, w.gre(0x4242)[:7]) + e_raw(0, w.gre(0x0001, lcp, seq=9)) +
     e_drain(0),
+    "raw-short-length": e_data(0) + e_raw(0, w.gre(0x4242, lcp, seq=2,
+                                                   length=4)) +
+    e_raw(0, w.gre(0x4242, lcp + b"\0" * 8, seq=2, length=len(lcp))) +
+    e_data(0) + e_drain(0),
     "free-busy": e_data(0, unit=100) + e_data(0, 3) + e_pty(0, lcp) +
     e_misc(0, 5) + e_time(200) + e_data(1),
 }

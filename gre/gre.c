@@ -529,7 +529,8 @@ static void call_data_in(struct gre_call *c, const struct gre_packet *pkt,
 	call_drain(c);
 	if (v == SEQ_TOO_FAR)
 		call_log(c, LR_SEQ, LOG_NOTICE,
-		    "sequence number far off: dropped until confirmed");
+		    "sequence number far off: dropped until confirmed "
+		    "with the stream quiet");
 	else if (v == SEQ_NO_ROOM)
 		call_log(c, LR_SEQ, LOG_NOTICE, "cannot hold packet for reordering");
 }

@@ -29,6 +29,7 @@
 
 #define IPV4_MIN_HDR      20
 #define IPV4_VERSION      4
+#define IPV4_OFF_TOTLEN   2
 #define IPV4_OFF_PROTO    9
 #define IPV4_OFF_SRC      12
 #define IPPROTO_GRE_NUM   47
@@ -87,8 +88,6 @@ enum gre_parse_result gre_packet_parse(const uint8_t *p, size_t len,
 		return GRE_PARSE_EMPTY;
 	pkt->payload_len = be16_get(p + GRE_OFF_PLEN);
 	pkt->call_id = be16_get(p + GRE_OFF_CALLID);
-	/* Trailing octets past the payload are tolerated (padding), as the
-	 * Linux pptp module does; a payload past the end is not. */
 	if (pkt->payload_len > len - hdr)
 		return GRE_PARSE_LENGTH;
 	if (pkt->payload_len > GRE_MAX_PAYLOAD)
@@ -97,6 +96,17 @@ enum gre_parse_result gre_packet_parse(const uint8_t *p, size_t len,
 		return GRE_PARSE_ACK_PAYLOAD;
 	if (pkt->has_seq && !pkt->payload_len)
 		return GRE_PARSE_NO_PAYLOAD;
+	/* The payload length must be exactly what follows the header
+	 * (RFC 2637 4.1 has no padding). No peer pads: pptp-linux and the
+	 * Linux pptp module write the payload length of exactly the octets
+	 * they send, Windows clients are not known to do otherwise, and
+	 * link-layer padding never reaches a raw socket (the kernel trims
+	 * to the IPv4 total length).
+	 * Octets the length field disowns would be a second, forged reading
+	 * of the packet; accepting it would consume a sequence number with a
+	 * truncated payload and turn the real packet into a duplicate. */
+	if (pkt->payload_len < len - hdr)
+		return GRE_PARSE_LENGTH_MISMATCH;
 	pkt->seq = pkt->has_seq ? be32_get(p + GRE_OFF_OPT) : 0;
 	pkt->ack = pkt->has_ack ? be32_get(p + hdr - GRE_OPT_LEN) : 0;
 	pkt->payload = p + hdr;
@@ -117,6 +127,12 @@ enum gre_parse_result gre_packet_parse_ip(const uint8_t *p, size_t len,
 		return GRE_PARSE_IP_HDRLEN;
 	if (p[IPV4_OFF_PROTO] != IPPROTO_GRE_NUM)
 		return GRE_PARSE_IP_PROTO;
+	/* Linux hands a raw socket the whole datagram, total length in
+	 * network order and equal to what was received (trailing link-layer
+	 * octets already trimmed): anything else is not a datagram we can
+	 * trust the GRE length of. */
+	if (be16_get(p + IPV4_OFF_TOTLEN) != len)
+		return GRE_PARSE_IP_LENGTH;
 	memcpy(&pkt->src.s_addr, p + IPV4_OFF_SRC, sizeof(pkt->src.s_addr));
 	return gre_packet_parse(p + ihl, len - ihl, pkt);
 }
@@ -135,6 +151,8 @@ const char *gre_packet_strerror(enum gre_parse_result r)
 		[GRE_PARSE_FLAGS] = "GRE flags not allowed",
 		[GRE_PARSE_NO_KEY] = "GRE key missing",
 		[GRE_PARSE_LENGTH] = "payload length past the end",
+		[GRE_PARSE_LENGTH_MISMATCH] = "payload length disagrees with datagram",
+		[GRE_PARSE_IP_LENGTH] = "IPv4 total length disagrees with datagram",
 		[GRE_PARSE_TOO_BIG] = "payload too big",
 		[GRE_PARSE_EMPTY] = "neither data nor ack",
 		[GRE_PARSE_ACK_PAYLOAD] = "payload without sequence number",

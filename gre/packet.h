@@ -21,12 +21,14 @@ enum gre_parse_result {
 	GRE_PARSE_IP_VERSION,     /* not IPv4 */
 	GRE_PARSE_IP_HDRLEN,      /* IHL below 5 or past the end */
 	GRE_PARSE_IP_PROTO,       /* not protocol 47 */
+	GRE_PARSE_IP_LENGTH,      /* IPv4 total length is not the datagram's */
 	GRE_PARSE_SHORT,          /* shorter than its GRE header */
 	GRE_PARSE_VERSION,        /* GRE version other than 1 (enhanced) */
 	GRE_PARSE_PROTOCOL,       /* protocol type other than PPP 0x880B */
 	GRE_PARSE_FLAGS,          /* C, R, s, recursion or reserved flags set */
 	GRE_PARSE_NO_KEY,         /* K bit clear */
 	GRE_PARSE_LENGTH,         /* payload length past the end of the packet */
+	GRE_PARSE_LENGTH_MISMATCH,/* payload length short of the packet's end */
 	GRE_PARSE_TOO_BIG,        /* payload longer than GRE_MAX_PAYLOAD */
 	GRE_PARSE_EMPTY,          /* neither sequence number nor ack */
 	GRE_PARSE_ACK_PAYLOAD,    /* payload without a sequence number */

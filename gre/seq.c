@@ -29,13 +29,34 @@ void seq_rx_free(struct seq_rx *rx)
 	rx->flush = 0;
 }
 
-/* `next` moves to `seq` + 1 having delivered `seq`. */
+/* The floor only matters within the late band: once `next` is further
+ * past it, no backward resync can reach it, and forgetting it keeps the
+ * serial comparison with it meaningful. */
+static void floor_age(struct seq_rx *rx)
+{
+	if (rx->floor_set && !seq_before(rx->next, rx->floor) &&
+	    rx->next - rx->floor > SEQ_JUMP_MAX)
+		rx->floor_set = 0;
+}
+
+/* `next` moves to `seq` + 1 having delivered `seq`: the stream at `next`
+ * is alive. */
 static void advance_delivered(struct seq_rx *rx)
 {
 	rx->next++;
 	rx->recent = (rx->recent << 1) | 1;
 	rx->delivered++;
 	rx->ack_pending = 1;
+	rx->flow_ms = rx->now_ms;
+	floor_age(rx);
+}
+
+/* Nothing delivered for SEQ_QUIET_MS: numbers away from `next` may be the
+ * real stream's. */
+static int quiet(const struct seq_rx *rx)
+{
+	return rx->now_ms >= rx->flow_ms &&
+	    rx->now_ms - rx->flow_ms >= SEQ_QUIET_MS;
 }
 
 /* Give up `n` sequence numbers that never arrived; `count` them as lost
@@ -46,6 +67,7 @@ static void skip(struct seq_rx *rx, uint32_t n, int count)
 		rx->lost += n;
 	rx->next += n;
 	rx->recent = n >= RECENT_BITS ? 0 : rx->recent << n;
+	floor_age(rx);
 }
 
 static struct seq_slot *slot_of(struct seq_rx *rx, uint32_t seq)
@@ -138,13 +160,55 @@ static enum seq_verdict hold(struct seq_rx *rx, uint32_t seq,
 	if (rx->held++ == 0 || filling || now_ms < rx->gap_since_ms)
 		rx->gap_since_ms = now_ms;
 	rx->cand_count = 0;
+	rx->back_count = 0;
 	return SEQ_HELD;
 }
 
-static enum seq_verdict late(struct seq_rx *rx, uint32_t back)
+/* Forget every held packet (counted as lost). */
+static void held_drop(struct seq_rx *rx)
+{
+	rx->lost += rx->held;
+	for (size_t i = 0; i < SEQ_REORDER_SLOTS; i++)
+		rx->slot[i].used = 0;
+	rx->held = 0;
+	rx->gap_since_ms = 0;
+	storage_release(rx);
+}
+
+/* A believed run of late packets: `next` goes back to `seq`. Whatever was
+ * held was ahead of the stream just abandoned. The floor rises to where we
+ * came from, so no later backward resync reaches the numbers this one is
+ * about to deliver a second time. */
+static enum seq_verdict back_resync(struct seq_rx *rx, uint32_t seq)
+{
+	rx->resyncs++;
+	rx->floor = rx->next;
+	rx->floor_set = 1;
+	rx->cand_count = 0;
+	rx->back_count = 0;
+	if (rx->held)
+		held_drop(rx);
+	rx->next = seq;
+	rx->recent = 0;
+	advance_delivered(rx);
+	return SEQ_DELIVER;
+}
+
+/* Behind `next`: a duplicate or stale, unless it continues a run of late
+ * packets that is believed (seq.h). */
+static enum seq_verdict late(struct seq_rx *rx, uint32_t seq, uint32_t back)
 {
 	uint32_t age = back - 1;
 
+	if (rx->back_count &&
+	    (uint32_t)(seq - rx->back_seq - 1) < SEQ_REORDER_SLOTS)
+		rx->back_count++;
+	else
+		rx->back_count = 1;
+	rx->back_seq = seq;
+	if (rx->back_count >= SEQ_BACK_CONFIRM && quiet(rx) &&
+	    (!rx->floor_set || !seq_before(seq, rx->floor)))
+		return back_resync(rx, seq);
 	if (age < RECENT_BITS && ((rx->recent >> age) & 1)) {
 		rx->duplicates++;
 		return SEQ_DUPLICATE;
@@ -160,20 +224,17 @@ static enum seq_verdict resync(struct seq_rx *rx, uint32_t seq,
 {
 	rx->resyncs++;
 	rx->cand_count = 0;
+	rx->back_count = 0;
 	if (d > 0 && d <= SEQ_JUMP_MAX)
 		rx->lost += (uint32_t)d - rx->held;
+	else
+		rx->floor_set = 0;      /* a new stream: the old floor is moot */
 	if (rx->held && slot_fill(rx, &rx->pend, seq, data, len, now_ms) == 0) {
 		rx->flush = 1;
 		return SEQ_HELD;
 	}
-	if (rx->held) {
-		/* no memory to park this one: drop the held ones instead */
-		rx->lost += rx->held;
-		for (size_t i = 0; i < SEQ_REORDER_SLOTS; i++)
-			rx->slot[i].used = 0;
-		rx->held = 0;
-		storage_release(rx);
-	}
+	if (rx->held)
+		held_drop(rx);  /* no memory to park this one */
 	rx->next = seq;
 	rx->recent = 0;
 	advance_delivered(rx);
@@ -188,7 +249,8 @@ static enum seq_verdict out_of_window(struct seq_rx *rx, uint32_t seq,
 	uint32_t need = jump ? SEQ_JUMP_CONFIRM : SEQ_RESYNC_COUNT;
 	uint32_t top = rx->held ? held_edge(rx, 1) : 0;
 
-	/* Just past the held packets: the buffer is full, not a jump. */
+	/* Just past the held packets: the buffer is full, not a jump. The
+	 * stream is continuing what is held, so it needs no quiet. */
 	if (jump && top && (uint32_t)d - top <= SEQ_REORDER_SLOTS)
 		return resync(rx, seq, data, len, d, now_ms);
 	if (rx->cand_count &&
@@ -197,7 +259,7 @@ static enum seq_verdict out_of_window(struct seq_rx *rx, uint32_t seq,
 	else
 		rx->cand_count = 1;
 	rx->cand_seq = seq;
-	if (rx->cand_count >= need)
+	if (rx->cand_count >= need && quiet(rx))
 		return resync(rx, seq, data, len, d, now_ms);
 	rx->too_far++;
 	return SEQ_TOO_FAR;
@@ -208,6 +270,7 @@ enum seq_verdict seq_rx_input(struct seq_rx *rx, uint32_t seq,
 {
 	int32_t d;
 
+	rx->now_ms = now_ms;
 	if (!rx->started) {
 		rx->started = 1;
 		rx->next = seq;
@@ -215,13 +278,14 @@ enum seq_verdict seq_rx_input(struct seq_rx *rx, uint32_t seq,
 	d = (int32_t)(seq - rx->next);
 	if (d == 0) {
 		rx->cand_count = 0;
+		rx->back_count = 0;
 		advance_delivered(rx);
 		return SEQ_DELIVER;
 	}
 	if (d > 0 && d <= SEQ_REORDER_SLOTS)
 		return hold(rx, seq, data, len, now_ms);
 	if (d < 0 && d >= -SEQ_JUMP_MAX)
-		return late(rx, (uint32_t)-d);
+		return late(rx, seq, (uint32_t)-d);
 	return out_of_window(rx, seq, data, len, d, now_ms);
 }
 
@@ -271,6 +335,7 @@ const struct seq_slot *seq_rx_next(struct seq_rx *rx)
 
 int seq_rx_expire(struct seq_rx *rx, uint64_t now_ms)
 {
+	rx->now_ms = now_ms;
 	if (!rx->held || now_ms < seq_rx_deadline(rx))
 		return 0;
 	skip(rx, held_edge(rx, 0), 1);

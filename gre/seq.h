@@ -3,18 +3,42 @@
  * no I/O, so it can be tested exhaustively. All comparisons are serial
  * number arithmetic modulo 2^32.
  *
+ * GRE carries no authentication: anyone who can send from the client's
+ * address with the right Call ID is heard. What is delivered is decided by
+ * the number alone, so these rules are what keeps a forger from starving
+ * the real stream. "The stream is quiet" below means nothing has been
+ * delivered for SEQ_QUIET_MS: a real stream that is flowing keeps
+ * delivering at `next`, so numbers elsewhere are believed only when it
+ * is not.
+ *
  * Relative to the next expected number `next`, a packet is:
  *   d == 0                      in order: delivered
  *   1 <= d <= SLOTS             ahead of a gap: held (reordering)
- *   -JUMP_MAX <= d < 0          late: a duplicate or stale, dropped
- *   SLOTS < d <= JUMP_MAX       a jump (burst loss): believed only when a
- *                               second packet follows it (or it continues
- *                               the held packets), so that one forged
- *                               packet cannot move `next` and starve the
- *                               real stream
- *   anything else               far off: dropped unless SEQ_RESYNC_COUNT
- *                               packets in a row agree, which recovers from
- *                               a long outage or from a forged jump
+ *   -JUMP_MAX <= d < 0          late: a duplicate or stale, dropped, unless
+ *                               it is the SEQ_BACK_CONFIRMth of a run (each
+ *                               at most SLOTS after the previous) and the
+ *                               stream is quiet: then `next` moves back to
+ *                               it (a backward resync). This is how the
+ *                               real stream comes back after a burst of
+ *                               forged in-window numbers took its place:
+ *                               the forgers stop, the real packets keep
+ *                               arriving behind `next`. Bounded: it never
+ *                               goes back before the floor, the `next` a
+ *                               previous backward resync came from, so a
+ *                               number is delivered at most once more this
+ *                               way and a replay cannot make it three times
+ *   SLOTS < d <= JUMP_MAX       a jump (burst loss): believed when a second
+ *                               packet follows it and the stream is quiet,
+ *                               or at once when it continues the held
+ *                               packets (the buffer is full), so that a
+ *                               forger who lands in the window cannot move
+ *                               `next` while the real stream flows
+ *   anything else               far off: believed when SEQ_RESYNC_COUNT
+ *                               packets in a row agree and the stream is
+ *                               quiet, which recovers from a long outage;
+ *                               an off-path forger who knows the Call ID
+ *                               but not the numbers cannot move `next`
+ *                               while the real stream flows
  * A gap is given up when its oldest held packet has waited
  * SEQ_REORDER_TIMEOUT_MS (seq_rx_expire) or when a believed jump needs the
  * held packets out of the way. */
@@ -35,6 +59,17 @@
  * needed to believe a jump within SEQ_JUMP_MAX, and anything further. */
 #define SEQ_JUMP_CONFIRM    2
 #define SEQ_RESYNC_COUNT    8
+/* Late packets in a row needed for a backward resync. */
+#define SEQ_BACK_CONFIRM    2
+/* How long nothing must have been delivered before a jump, a far-off run
+ * or a late run is believed. Longer than the gaps of any stream worth
+ * protecting (2 packets/s and up: interactive traffic, the attack suite's
+ * 10/s ping), short enough that recovery after a forged burst is well
+ * within a second, and a true outage that lost more than SLOTS packets
+ * costs at most this on top (TCP's minimum retransmission timeout is
+ * 200 ms to 1 s, so a transfer that lost that much is already waiting
+ * about as long). */
+#define SEQ_QUIET_MS        500
 
 enum seq_verdict {
 	SEQ_DELIVER,      /* in order: deliver now (then drain with seq_rx_next) */
@@ -67,6 +102,12 @@ struct seq_rx {
 	struct seq_slot pend;   /* a believed jump, waiting for the held ones */
 	uint32_t cand_seq;      /* last packet of the current out-of-window run */
 	uint32_t cand_count;    /* length of that run */
+	uint32_t back_seq;      /* last packet of the current late run */
+	uint32_t back_count;    /* length of that run */
+	uint32_t floor;         /* a backward resync never goes before this */
+	int      floor_set;
+	uint64_t now_ms;        /* latest time given to input or expire */
+	uint64_t flow_ms;       /* last delivery (quiet since then) */
 	uint32_t storage;       /* slot buffers allocated */
 	struct seq_slot slot[SEQ_REORDER_SLOTS];
 	uint64_t delivered, duplicates, stale, too_far, reordered, lost;

@@ -96,11 +96,16 @@ class Pinger:
     def loss(self, start, end, settle=2.5):
         """(lost, sent) among sequence numbers start+1..end, after waiting
         `settle` seconds for late replies."""
+        lost, sent = self.lost_list(start, end, settle)
+        return len(lost), sent
+
+    def lost_list(self, start, end, settle=2.5):
+        """([lost sequence numbers], sent) among start+1..end."""
         time.sleep(settle)
         with self.lock:
             want = range(start + 1, end + 1)
             lost = [s for s in want if s not in self.replies]
-        return len(lost), len(want)
+        return lost, len(want)
 
     def stop(self):
         self.proc.terminate()
@@ -309,6 +314,13 @@ class Raw:
 # PPP LCP Terminate-Request: if any forged packet reached the server's pppd
 # the live session would end, which the ping would show.
 LCP_TERMREQ = bytes.fromhex("ff03c0210501000a6b696c6c")
+# PPP LCP Discard-Request (magic 0): pppd ignores it. For forged packets that
+# the server is expected to deliver (in-window numbers from the client's own
+# address, which PPTP cannot tell from the real ones): what is measured is
+# what they do to the real stream's numbering, not the payload.
+LCP_DISCARD = bytes.fromhex("ff03c0210b01000800000000")
+# The live ping's rate (Pinger's default interval 0.1 s).
+PINGS_PER_SECOND = 10
 
 
 # -------------------------------------------------------------- the run
@@ -343,14 +355,17 @@ class Suite:
         except OSError:
             return ""
 
-    def report(self, name, sent, problems, loss, new_client, extra=""):
+    def report(self, name, sent, problems, loss, new_client, extra="",
+               max_loss=0):
         self.n += 1
         lost, total = loss
         alive = self.alive()
         if not alive:
             problems.append("daemon died")
-        if lost:
-            problems.append("live session lost %d/%d" % (lost, total))
+        if lost > max_loss:
+            problems.append("live session lost %d/%d (at most %d allowed)" %
+                            (lost, total, max_loss) if max_loss else
+                            "live session lost %d/%d" % (lost, total))
         if total == 0:
             problems.append("no ping in the window")
         took, err = new_client
@@ -371,9 +386,14 @@ class Suite:
             self.passed += 1
             print("ok %d - %s" % (self.n, line), flush=True)
 
-    def attack(self, name, fn, new_client=True, min_window=2.0):
+    def attack(self, name, fn, new_client=True, min_window=2.0, max_loss=0,
+               bursts=None):
         """Run fn() -> (sent, problems, extra) inside a ping window, then
-        check a new client is served."""
+        check a new client is served. With max_loss, that many lost pings
+        are tolerated; with `bursts`, a list fn() fills with the ping mark
+        at each burst it sends, every lost ping must also have been sent
+        within 1 s of a burst (10 pings at 10/s, two more for the mark's
+        rounding): the live session is back within a second."""
         if not self.alive():
             self.report(name, 0, ["daemon was already dead"], (0, 0),
                         (None, None))
@@ -388,10 +408,20 @@ class Suite:
         if left > 0:
             time.sleep(left)
         end = self.env.pinger.mark()
-        loss = self.env.pinger.loss(start, end)
+        lost, total = self.env.pinger.lost_list(start, end)
+        if bursts is not None:
+            late = [p for p in lost
+                    if not any(0 < p - b <= PINGS_PER_SECOND + 2
+                               for b in bursts)]
+            if late:
+                problems.append("pings lost more than 1 s after a burst: %s"
+                                % ",".join(str(p) for p in late[:20]))
+            extra += (", " if extra else "") + "lost %s" % (
+                ",".join(str(p) for p in lost) or "none")
         nc = handshake(self.env) if new_client and self.alive() else \
             (None, None)
-        self.report(name, sent, problems, loss, nc, extra)
+        self.report(name, sent, problems, (len(lost), total), nc, extra,
+                    max_loss)
 
     # ----------------------------------------------- malformed messages
     def malformed(self, name, data, expect_close=2.0):
@@ -673,6 +703,83 @@ class Suite:
                 time.sleep(0.02)
             return "%d malformed GRE" % n, [], ""
         self.attack("GRE with bad lengths and flags", bad_length)
+
+        def length_mismatch():
+            # The payload length field shorter than what the datagram
+            # carries, with the next expected number, from the client's own
+            # address. Accepted, the truncated payload would be delivered
+            # and the number consumed, so the real packet carrying it would
+            # be dropped as a duplicate: every one must be refused before
+            # any sequence state is touched.
+            ours, _, _ = need_ids()
+            n = 0
+            for i in range(40):
+                s = env.watch_srv.seq + 1
+                for pkt in (w.gre(ours, LCP_TERMREQ, seq=s,
+                                  length=len(LCP_TERMREQ) - 1),
+                            w.gre(ours, LCP_TERMREQ, seq=s, length=4),
+                            w.gre(ours, LCP_TERMREQ, seq=s, length=1),
+                            w.gre(ours, LCP_TERMREQ, seq=s + 1, length=2,
+                                  ack=0),
+                            w.gre(ours, LCP_TERMREQ + b"\0" * 40, seq=s,
+                                  length=len(LCP_TERMREQ)),
+                            w.gre(ours, LCP_TERMREQ, seq=s, length=4000)):
+                    raw.gre_from(env.client, pkt)
+                    n += 1
+                time.sleep(0.05)
+            return "%d GRE with a short payload length" % n, [], ""
+        self.attack("GRE payload length shorter than the datagram "
+                    "(spoofed source, next number)", length_mismatch)
+
+        # A burst of well-formed packets from the client's own address with
+        # the numbers just ahead of the real stream's: PPTP cannot tell them
+        # from the real ones, so they are delivered (harmless LCP
+        # Discard-Requests) and take the real stream's next numbers. The
+        # expectation: the live session is back within 1 s of each burst
+        # (the server believes the real stream again once it has been
+        # getting only old numbers for a while), so at most 10 pings per
+        # burst lost, all within a second of it.
+        FORGED_BURST = 32
+        FORGED_ROUNDS = 3
+        marks = []
+
+        def forged_window():
+            ours, _, _ = need_ids()
+            n = 0
+            for r in range(FORGED_ROUNDS):
+                s = env.watch_srv.seq
+                marks.append(env.pinger.mark())
+                for k in range(1, FORGED_BURST + 1):
+                    raw.gre_from(env.client, w.gre(ours, LCP_DISCARD,
+                                                   seq=s + k))
+                    n += 1
+                time.sleep(2.5)
+            return "%d forged in-window GRE in %d bursts of %d" % (
+                n, FORGED_ROUNDS, FORGED_BURST), [], ""
+        self.attack("GRE forged in-window burst (spoofed source): "
+                    "live stream back within 1 s", forged_window,
+                    max_loss=FORGED_ROUNDS * (PINGS_PER_SECOND + 2),
+                    bursts=marks)
+
+        def far_run():
+            # Off path: the right Call ID and the client's address, but no
+            # idea of the numbers, so a run of consecutive far-off numbers,
+            # longer than the 8 that once resynchronised the receiver, sent
+            # between two real packets while the real stream flows.
+            ours, _, _ = need_ids()
+            n = 0
+            base = (env.watch_srv.seq + random.randint(10 ** 6, 2 ** 31)) \
+                & 0xFFFFFFFF
+            for r in range(10):
+                for k in range(16):
+                    raw.gre_from(env.client, w.gre(ours, LCP_DISCARD,
+                                                   seq=base + n))
+                    n += 1
+                time.sleep(0.3)
+            return "%d forged GRE in 10 runs of 16 consecutive far-off " \
+                "numbers" % n, [], ""
+        self.attack("GRE far-off consecutive run (spoofed source) while the "
+                    "live stream flows", far_run)
 
         def unknown_calls():
             ours, _, _ = need_ids()

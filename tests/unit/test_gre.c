@@ -172,6 +172,8 @@ static void test_parse_malformed(void **state)
 	expect_bad(0, 0x20, n, GRE_PARSE_ACK_PAYLOAD);     /* S=0 with payload */
 	expect_bad(99, 0, n - 1, GRE_PARSE_LENGTH);        /* payload cut short */
 	expect_bad(99, 0, n, GRE_PARSE_OK);
+	expect_bad(5, 0x02, n, GRE_PARSE_LENGTH_MISMATCH); /* 2 < 3 present */
+	expect_bad(5, 0x01, n, GRE_PARSE_LENGTH_MISMATCH);
 }
 
 static void test_parse_malformed_more(void **state)
@@ -191,10 +193,19 @@ static void test_parse_malformed_more(void **state)
 	    GRE_PARSE_TOO_BIG);
 	h = gre_packet_build(b, 1, GRE_MAX_PAYLOAD, 1, 0, 0, 0);
 	assert_int_equal(gre_packet_parse(b, h + GRE_MAX_PAYLOAD, &p), GRE_PARSE_OK);
-	/* trailing octets after the payload are tolerated */
+	/* octets past the payload length are refused, not taken as padding */
 	h = gre_packet_build(b, 1, 10, 1, 0, 0, 0);
-	assert_int_equal(gre_packet_parse(b, h + 12, &p), GRE_PARSE_OK);
-	assert_int_equal(p.payload_len, 10);
+	assert_int_equal(gre_packet_parse(b, h + 11, &p),
+	    GRE_PARSE_LENGTH_MISMATCH);
+	assert_int_equal(gre_packet_parse(b, h + 12, &p),
+	    GRE_PARSE_LENGTH_MISMATCH);
+	assert_int_equal(gre_packet_parse(b, h + 10, &p), GRE_PARSE_OK);
+	/* ack-only: any octet after the header disagrees with length 0 */
+	h = gre_packet_build(b, 1, 0, 0, 0, 1, 5);
+	assert_int_equal(gre_packet_parse(b, h + 1, &p),
+	    GRE_PARSE_LENGTH_MISMATCH);
+	assert_string_equal(gre_packet_strerror(GRE_PARSE_LENGTH_MISMATCH),
+	    "payload length disagrees with datagram");
 	for (int r = 0; r <= GRE_PARSE__COUNT; r++)
 		assert_non_null(gre_packet_strerror((enum gre_parse_result)r));
 }
@@ -202,12 +213,16 @@ static void test_parse_malformed_more(void **state)
 static size_t ip_wrap(uint8_t *out, const uint8_t *gre, size_t len, int ihl,
     uint32_t src)
 {
+	size_t total = (size_t)ihl * 4 + len;
+
 	memset(out, 0, (size_t)ihl * 4);
 	out[0] = (uint8_t)(0x40 | ihl);
+	out[2] = (uint8_t)(total >> 8);
+	out[3] = (uint8_t)total;
 	out[9] = 47;
 	memcpy(out + 12, &src, 4);
 	memcpy(out + ihl * 4, gre, len);
-	return (size_t)ihl * 4 + len;
+	return total;
 }
 
 static void test_parse_ip(void **state)
@@ -238,7 +253,15 @@ static void test_parse_ip(void **state)
 	b[9] = 17;
 	assert_int_equal(gre_packet_parse_ip(b, n, &p), GRE_PARSE_IP_PROTO);
 	b[9] = 47;
+	/* the IPv4 total length must be the datagram's */
+	assert_int_equal(gre_packet_parse_ip(b, 28 + 10, &p), GRE_PARSE_IP_LENGTH);
+	assert_int_equal(gre_packet_parse_ip(b, n - 1, &p), GRE_PARSE_IP_LENGTH);
+	b[3]++;
+	assert_int_equal(gre_packet_parse_ip(b, n, &p), GRE_PARSE_IP_LENGTH);
+	b[3] = 28 + 10;
 	assert_int_equal(gre_packet_parse_ip(b, 28 + 10, &p), GRE_PARSE_SHORT);
+	b[3] = (uint8_t)n;
+	assert_int_equal(gre_packet_parse_ip(b, n, &p), GRE_PARSE_OK);
 }
 
 /* ---------------- engine ---------------- */
@@ -690,6 +713,50 @@ static void test_engine_malformed_counted_and_log_limited(void **state)
 	assert_true(f->logs <= 7);
 }
 
+/* A packet whose payload length is shorter than what it carries, with the
+ * next expected number, from the right address: refused as malformed
+ * before the sequencer sees it, so the real packet with that number is the
+ * one delivered. */
+static void test_engine_length_mismatch_keeps_sequence(void **state)
+{
+	struct fixture *f = *state;
+	struct frames fs;
+	struct gre_stats st;
+	struct gre_engine_stats es;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr = addr(ENG_IP) };
+	uint8_t b[GRE_HDR_MAX + 40];
+	size_t h;
+
+	NEED_ENGINE(f);
+	peer_data(f, 7, 0xa7, 30);
+	engine_in(f, 1000);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 1);
+	/* seq 8 saying 10 octets of payload in a 30-octet payload */
+	h = gre_packet_build(b, LOCAL_ID, 10, 1, 8, 0, 0);
+	memset(b + h, 0xee, 30);
+	b[h] = 0xff;
+	b[h + 1] = 0x03;
+	assert_int_equal(sendto(f->peer, b, h + 30, 0, (struct sockaddr *)&sa,
+	    sizeof(sa)), (ssize_t)(h + 30));
+	peer_data(f, 8, 0xa8, 30);
+	peer_data(f, 9, 0xa9, 30);
+	engine_in(f, 1010);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 2);
+	assert_int_equal(fs.len[0], 30);
+	assert_int_equal(fs.data[0][5], 0xa8);
+	assert_int_equal(fs.data[1][5], 0xa9);
+	gre_engine_stats(f->e, &es);
+	assert_int_equal(es.rx_malformed, 1);
+	gre_call_stats(f->c, &st);
+	assert_int_equal(st.rx_packets, 3);
+	assert_int_equal(st.rx_duplicates, 0);
+	assert_int_equal(st.rx_delivered, 3);
+	assert_non_null(strstr(f->last_log,
+	    "payload length disagrees with datagram"));
+}
+
 static void test_engine_pty_backpressure(void **state)
 {
 	struct fixture *f = *state;
@@ -901,6 +968,7 @@ int main(void)
 		E(test_engine_reorder_and_gap_timer),
 		E(test_engine_wrong_source_and_unknown_call),
 		E(test_engine_malformed_counted_and_log_limited),
+		E(test_engine_length_mismatch_keeps_sequence),
 		E(test_engine_pty_backpressure),
 		E(test_engine_backpressure_frames_intact),
 		E(test_engine_pty_eof),

@@ -362,9 +362,10 @@ static void test_burst_loss_jump_confirmed(void **state)
 		reset();
 		for (uint32_t k = 0; k < 10; k++)
 			feed(b + k);
-		assert_int_equal(feed(b + 200), SEQ_TOO_FAR);
-		assert_int_equal(feed(b + 201), SEQ_DELIVER);
-		assert_int_equal(feed(b + 202), SEQ_DELIVER);
+		/* the outage lasted long enough for the stream to be quiet */
+		assert_int_equal(feed_at(b + 200, 1000 + SEQ_QUIET_MS), SEQ_TOO_FAR);
+		assert_int_equal(feed_at(b + 201, 1000 + SEQ_QUIET_MS), SEQ_DELIVER);
+		assert_int_equal(feed_at(b + 202, 1000 + SEQ_QUIET_MS), SEQ_DELIVER);
 		assert_int_equal(nout, 12);
 		assert_int_equal(rx.lost, 191);
 		assert_int_equal(rx.resyncs, 1);
@@ -406,9 +407,10 @@ static void test_jump_with_held_flushes_in_order(void **state)
 		feed(b);
 		assert_int_equal(feed(b + 2), SEQ_HELD);
 		assert_int_equal(feed(b + 3), SEQ_HELD);
-		assert_int_equal(feed(b + 500), SEQ_TOO_FAR);
-		assert_int_equal(feed(b + 501), SEQ_HELD);
-		assert_int_equal(feed(b + 502), SEQ_DELIVER);
+		/* (no gap timer run: the engine would have given them up) */
+		assert_int_equal(feed_at(b + 500, 1000 + SEQ_QUIET_MS), SEQ_TOO_FAR);
+		assert_int_equal(feed_at(b + 501, 1000 + SEQ_QUIET_MS), SEQ_HELD);
+		assert_int_equal(feed_at(b + 502, 1000 + SEQ_QUIET_MS), SEQ_DELIVER);
 		expect_out(want, 5);
 		assert_int_equal(rx.lost, 498);
 		assert_int_equal(rx.held, 0);
@@ -425,10 +427,13 @@ static void test_far_resync_forward(void **state)
 		reset();
 		feed(b);
 		for (uint32_t k = 0; k < SEQ_RESYNC_COUNT - 1; k++)
-			assert_int_equal(feed(far + k), SEQ_TOO_FAR);
-		assert_int_equal(feed(far + SEQ_RESYNC_COUNT - 1), SEQ_DELIVER);
+			assert_int_equal(feed_at(far + k, 1000 + SEQ_QUIET_MS),
+			    SEQ_TOO_FAR);
+		assert_int_equal(feed_at(far + SEQ_RESYNC_COUNT - 1,
+		    1000 + SEQ_QUIET_MS), SEQ_DELIVER);
 		assert_int_equal(rx.next, far + SEQ_RESYNC_COUNT);
-		assert_int_equal(feed(far + SEQ_RESYNC_COUNT), SEQ_DELIVER);
+		assert_int_equal(feed_at(far + SEQ_RESYNC_COUNT, 1000 + SEQ_QUIET_MS),
+		    SEQ_DELIVER);
 		assert_int_equal(rx.lost, 0); /* unknowable: not counted */
 	}
 }
@@ -442,8 +447,10 @@ static void test_far_resync_backward(void **state)
 		reset();
 		feed(b);
 		for (uint32_t k = 0; k < SEQ_RESYNC_COUNT - 1; k++)
-			assert_int_equal(feed(back + k * 2), SEQ_TOO_FAR);
-		assert_int_equal(feed(back + (SEQ_RESYNC_COUNT - 1) * 2), SEQ_DELIVER);
+			assert_int_equal(feed_at(back + k * 2, 1000 + SEQ_QUIET_MS),
+			    SEQ_TOO_FAR);
+		assert_int_equal(feed_at(back + (SEQ_RESYNC_COUNT - 1) * 2,
+		    1000 + SEQ_QUIET_MS), SEQ_DELIVER);
 		assert_int_equal(rx.next, back + (SEQ_RESYNC_COUNT - 1) * 2 + 1);
 	}
 }
@@ -470,7 +477,7 @@ static void test_far_run_must_be_consecutive(void **state)
 	assert_int_equal(rx.next, 1);
 }
 
-static void test_late_band_never_resyncs(void **state)
+static void test_late_band_no_resync_while_flowing(void **state)
 {
 	(void)state;
 	for (uint32_t k = 0; k < 5000; k++)
@@ -479,6 +486,152 @@ static void test_late_band_never_resyncs(void **state)
 		assert_int_equal(feed(k), SEQ_STALE);
 	assert_int_equal(rx.next, 5000);
 	assert_int_equal(rx.resyncs, 0);
+}
+
+/* The real stream at 10 packets/s; returns the time of its packet k. */
+#define REAL_GAP_MS 100
+static uint64_t real_at(uint32_t k)
+{
+	return 1000 + (uint64_t)k * REAL_GAP_MS;
+}
+
+/* A burst of forged numbers just ahead of the real stream (from the
+ * client's own address: indistinguishable, so delivered) takes the real
+ * stream's next numbers. The real stream, arriving behind `next` from then
+ * on, must be delivered again within 1 s of the burst, in order, and stay
+ * delivered. `gap`: the forger misses the next number by one, so its burst
+ * is held and given up to by the gap timer. */
+static void forged_burst_then_real(uint32_t b, int gap)
+{
+	const uint32_t burst = 32, first_after = 10;
+	uint64_t t_burst = real_at(first_after) - 50, back_by = t_burst + 1000;
+	int back = 0;
+
+	reset();
+	for (uint32_t k = 0; k < first_after; k++)
+		assert_int_equal(feed_at(b + k, real_at(k)), SEQ_DELIVER);
+	for (uint32_t k = gap; k < burst; k++)
+		feed_at(b + first_after + k, t_burst);
+	if (gap) {
+		assert_int_equal(seq_rx_expire(&rx,
+		    t_burst + SEQ_REORDER_TIMEOUT_MS), 1);
+		drain();
+	}
+	assert_int_equal(rx.next, b + first_after + burst);
+	for (uint32_t k = first_after; k < first_after + 3 * burst; k++) {
+		uint64_t t = real_at(k);
+		enum seq_verdict v = feed_at(b + k, t);
+
+		if (v == SEQ_DELIVER && !back) {
+			back = 1;
+			assert_true(t <= back_by);
+		}
+		if (t >= back_by)
+			assert_int_equal(v, SEQ_DELIVER);
+	}
+	assert_true(back);
+	assert_int_equal(rx.next, b + first_after + 3 * burst);
+	assert_int_equal(rx.held, 0);
+}
+
+static void test_forged_window_burst_real_back_within_1s(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NBASES; i++) {
+		forged_burst_then_real(bases[i], 0);
+		forged_burst_then_real(bases[i], 1);
+	}
+}
+
+/* After such a recovery, a replay of the numbers that were delivered twice
+ * (forged, then real) cannot have them delivered a third time, however
+ * quiet the stream. */
+static void test_back_resync_floor_stops_replay(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NBASES; i++) {
+		uint32_t b = bases[i];
+		uint64_t t;
+
+		forged_burst_then_real(b, 0);
+		assert_int_equal(rx.resyncs, 1);
+		t = real_at(200);
+		for (uint32_t k = 15; k < 40; k++)
+			assert_int_not_equal(feed_at(b + k, t + k), SEQ_DELIVER);
+		assert_int_equal(rx.next, b + 106);
+		assert_int_equal(rx.resyncs, 1);
+		/* the stream goes on as before */
+		assert_int_equal(feed_at(b + 106, t + 100), SEQ_DELIVER);
+	}
+}
+
+/* While the real stream flows in order, a replay of its own recent
+ * numbers, in order, is never believed. */
+static void test_replay_while_flowing_never_believed(void **state)
+{
+	(void)state;
+	for (uint32_t k = 0; k < 100; k++) {
+		assert_int_equal(feed_at(k, real_at(k)), SEQ_DELIVER);
+		if (k >= 20)
+			for (uint32_t r = 0; r < 4; r++)
+				assert_int_not_equal(feed_at(k - 20 + r,
+				    real_at(k) + 50), SEQ_DELIVER);
+	}
+	assert_int_equal(rx.next, 100);
+	assert_int_equal(rx.resyncs, 0);
+}
+
+/* Off path: the right Call ID but not the numbers. Runs of consecutive
+ * far-off numbers, longer than SEQ_RESYNC_COUNT, and of jump numbers, sent
+ * between the packets of a flowing real stream, never move `next`. */
+static void test_far_and_jump_runs_while_flowing(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NBASES; i++) {
+		uint32_t b = bases[i], far = b + 0x40000000u, jump = b + 1000;
+
+		reset();
+		for (uint32_t k = 0; k < 50; k++) {
+			uint64_t t = real_at(k);
+
+			assert_int_equal(feed_at(b + k, t), SEQ_DELIVER);
+			for (uint32_t j = 0; j < 2 * SEQ_RESYNC_COUNT; j++)
+				assert_int_equal(feed_at(far++, t + 1), SEQ_TOO_FAR);
+			for (uint32_t j = 0; j < 4; j++)
+				assert_int_equal(feed_at(jump++, t + 2), SEQ_TOO_FAR);
+		}
+		assert_int_equal(rx.next, b + 50);
+		assert_int_equal(rx.resyncs, 0);
+		assert_int_equal(nout, 50);
+	}
+}
+
+/* A real outage: the stream stops, and comes back far away. The run is
+ * believed as soon as nothing has been delivered for SEQ_QUIET_MS, not
+ * before, however many packets agree. */
+static void test_far_run_believed_once_quiet(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NBASES; i++) {
+		uint32_t b = bases[i], far = b + 0x40000000u;
+		uint64_t last = real_at(9), t = last + 100;
+		uint32_t k = 0;
+
+		reset();
+		for (uint32_t j = 0; j < 10; j++)
+			feed_at(b + j, real_at(j));
+		for (; t < last + SEQ_QUIET_MS; t += 20, k++)
+			assert_int_equal(feed_at(far + k, t), SEQ_TOO_FAR);
+		assert_true(k > SEQ_RESYNC_COUNT);
+		assert_int_equal(feed_at(far + k, t), SEQ_DELIVER);
+		assert_int_equal(feed_at(far + k + 1, t + 20), SEQ_DELIVER);
+		assert_int_equal(rx.next, far + k + 2);
+		/* a burst loss (jump) likewise */
+		last = t + 20;
+		for (t = last + 10, k = 0; t < last + SEQ_QUIET_MS; t += 20, k++)
+			assert_int_equal(feed_at(rx.next + 500 + k, t), SEQ_TOO_FAR);
+		assert_int_equal(feed_at(rx.next + 500 + k, t), SEQ_DELIVER);
+	}
 }
 
 static void test_no_room(void **state)
@@ -624,7 +777,12 @@ int main(void)
 		T(test_far_resync_backward),
 		T(test_far_run_broken_by_in_order),
 		T(test_far_run_must_be_consecutive),
-		T(test_late_band_never_resyncs),
+		T(test_late_band_no_resync_while_flowing),
+		T(test_forged_window_burst_real_back_within_1s),
+		T(test_back_resync_floor_stops_replay),
+		T(test_replay_while_flowing_never_believed),
+		T(test_far_and_jump_runs_while_flowing),
+		T(test_far_run_believed_once_quiet),
 		T(test_no_room),
 		T(test_storage_is_lazy),
 		T(test_seq_before_wraps),
