@@ -30,7 +30,7 @@ PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:.c=)
 
-.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps valgrind FORCE
+.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps valgrind releases FORCE
 all: pptpd/pptpd plugin
 
 # Objects depend on the flags they were built with: switching SANITIZE=1 or
@@ -61,6 +61,7 @@ unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 	$(MAKE) -C plugin check
 	python3 regress/test_stats.py
+	tests/newcomer/order.sh
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
@@ -89,7 +90,11 @@ regress: deps
 fuzz: deps
 	$(MAKE) -C fuzz run FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60)
 
-demo: all
+# Packages first: a fresh machine has no ppp-dev, and the plugin needs its
+# headers (a `demo: all` prerequisite compiled before anything was installed).
+# `all` in the recipe, not as a prerequisite, so -j cannot run it beside deps.
+demo: deps
+	$(MAKE) all
 	scripts/demo
 
 bench: gre/libgre.a
