@@ -61,6 +61,7 @@ unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 	$(MAKE) -C plugin check
 	python3 regress/test_stats.py
+	python3 regress/test_releases.py
 	tests/newcomer/order.sh
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
@@ -85,6 +86,10 @@ deps:
 # make regress VERSION=v0.1.0,HEAD [QUICK=1] [ROUNDS=n] [THRESHOLD=pct]
 regress: deps
 	regress/regress "$(VERSION)"
+
+# The releases and their commits, with or without tags (regress/releases.py).
+releases:
+	@regress/releases.py
 
 # make fuzz [FUZZ_SECONDS=n]: every libFuzzer harness for n seconds.
 fuzz: deps
