@@ -63,6 +63,7 @@ unit: all $(UNIT_BIN)
 	python3 regress/test_stats.py
 	python3 regress/test_releases.py
 	tests/newcomer/order.sh
+	tests/newcomer/version.sh
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
