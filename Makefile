@@ -72,7 +72,8 @@ e2e: all
 
 # The daemon under valgrind while control connections and calls come and
 # go (tests/unit/test_daemon.c with a stand-in pppd): any error or leak fails.
-valgrind: all tests/unit/test_daemon
+valgrind: deps
+	$(MAKE) all tests/unit/test_daemon
 	PPTPD_VALGRIND=1 tests/unit/test_daemon
 
 # What README.md calls "the tests": install what is missing, build, run the
