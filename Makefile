@@ -36,7 +36,7 @@ PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:.c=)
 
-.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps valgrind FORCE
+.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps valgrind releases FORCE
 all: pptpd/pptpd plugin
 
 # Objects depend on the flags they were built with: switching SANITIZE=1 or
@@ -73,6 +73,9 @@ unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 	$(MAKE) -C plugin check
 	python3 regress/test_stats.py
+	python3 regress/test_releases.py
+	tests/newcomer/order.sh
+	tests/newcomer/version.sh
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
@@ -81,7 +84,8 @@ e2e: all
 
 # The daemon under valgrind while control connections and calls come and
 # go (tests/unit/test_daemon.c with a stand-in pppd): any error or leak fails.
-valgrind: all tests/unit/test_daemon
+valgrind: deps
+	$(MAKE) all tests/unit/test_daemon
 	PPTPD_VALGRIND=1 tests/unit/test_daemon
 
 # What README.md calls "the tests": install what is missing, build, run the
@@ -97,11 +101,19 @@ deps:
 regress: deps
 	regress/regress "$(VERSION)"
 
+# The releases and their commits, with or without tags (regress/releases.py).
+releases:
+	@regress/releases.py
+
 # make fuzz [FUZZ_SECONDS=n]: every libFuzzer harness for n seconds.
 fuzz: deps
 	$(MAKE) -C fuzz run FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60)
 
-demo: all
+# Packages first: a fresh machine has no ppp-dev, and the plugin needs its
+# headers (a `demo: all` prerequisite compiled before anything was installed).
+# `all` in the recipe, not as a prerequisite, so -j cannot run it beside deps.
+demo: deps
+	$(MAKE) all
 	scripts/demo
 
 bench: gre/libgre.a common/libcommon.a

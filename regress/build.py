@@ -2,7 +2,10 @@
 
 A version spec is a git ref with optional build options, or `poptop`:
 
-  v0.1.0                  a tag, branch or commit, built with its defaults
+  v0.1.0                  a tag, branch or commit, built with its defaults;
+                          a release name vX.Y.Z (or X.Y.Z) that is no git
+                          ref here (a clone without tags) is found by
+                          releases.py: RELEASES, or version.h + ChangeLog
   HEAD                    the committed HEAD (uncommitted changes are NOT
                           in it; use WORKTREE for those)
   WORKTREE                the working tree as it is now, uncommitted and
@@ -28,6 +31,8 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+
+import releases
 
 POPTOP = "/usr/sbin/pptpd"
 POPTOP_CTRL = "/usr/sbin/pptpctrl"
@@ -134,14 +139,23 @@ def snapshot_worktree(repo):
 
 
 def resolve(repo, ref):
+    """(commit, dirty) of a ref.  A git ref wins (a tag vX.Y.Z where the
+    clone has it); a release name that is none is looked up by releases.py,
+    so VERSION=v0.1.0,HEAD works in a clone without tags."""
     if ref == "WORKTREE":
         return snapshot_worktree(repo)
     try:
         return git(repo, "rev-parse", "--verify", "--quiet",
                    ref + "^{commit}"), False
     except BuildError:
-        raise BuildError("unknown git ref %r (a tag, branch, commit, HEAD, "
-                         "WORKTREE or poptop)" % ref) from None
+        pass
+    if releases.version_of(ref):
+        try:
+            return releases.Releases(repo).resolve(ref)[0], False
+        except releases.ReleaseError as e:
+            raise BuildError(str(e)) from None
+    raise BuildError("unknown git ref %r (a tag, branch, commit, HEAD, "
+                     "WORKTREE, release vX.Y.Z or poptop)" % ref)
 
 
 def build_one(repo, build_root, spec, label, log=print, jobs=2):
