@@ -28,8 +28,9 @@ static unsigned fz_live_calls;
 static uint16_t fz_next_id;
 
 struct call *
-call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
-    uint8_t *result, uint8_t *error, const char **reason)
+call_new(struct server *s, struct ctrl *ctrl, struct client *client,
+    const struct pptp_msg *ocrq, uint8_t *result, uint8_t *error,
+    const char **reason)
 {
 	*result = PPTP_OCRP_GENERAL_ERROR;
 	*error = PPTP_ERR_NO_RESOURCE;
@@ -43,11 +44,13 @@ call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
 		abort();
 	c->srv = s;
 	c->ctrl = ctrl;
+	c->client = client;
 	c->peer = ctrl_peer_addr(ctrl);
 	c->peer_id = ocrq->u.ocrq.call_id;
 	c->id = fz_next_id++;   /* 0x100, 0x101, ...: predictable for SLI */
 	c->pty = -1;
 	c->state = CALL_ACTIVE;
+	client_call_add(client);
 	TAILQ_INSERT_TAIL(&s->calls, c, s_entry);
 	fz_live_calls++;
 	log_msg(LOG_INFO, "call %u/%u %s: started", c->id, c->peer_id,
@@ -55,25 +58,51 @@ call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
 	return c;
 }
 
+int
+call_is_live(const struct call *c)
+{
+	return c->state == CALL_ACTIVE || c->state == CALL_HANGUP;
+}
+
+/* Ends the call and, as if pppd were reaped at once, frees it. */
 void
 call_end(struct call *c, uint8_t cdn_result, const char *reason)
 {
-	if (c->state != CALL_ACTIVE)
+	(void)reason;
+	if (!call_is_live(c))
 		return;
 	c->state = CALL_ENDING;
-	if (c->ctrl != NULL) {
-		ctrl_call_ended(c->ctrl, c, cdn_result, PPTP_ERR_NONE, reason);
-		c->ctrl = NULL;
-	}
+	if (c->ctrl != NULL)
+		ctrl_call_ended(c->ctrl, c, cdn_result);
+	if (c->ctrl != NULL)
+		ctrl_call_gone(c->ctrl, c);
+	client_call_gone(c->client);
 	TAILQ_REMOVE(&c->srv->calls, c, s_entry);
 	fz_live_calls--;
 	free(c);
 }
 
+/* pppd would end LCP: the harness ends hung-up calls with flag 8. */
+void
+call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
+{
+	(void)reason;
+	if (c->state == CALL_ACTIVE) {
+		c->state = CALL_HANGUP;
+		c->hangup_result = cdn_result;
+	}
+}
+
+void
+call_detach(struct call *c)
+{
+	c->ctrl = NULL;
+}
+
 void
 call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm)
 {
-	if (c->state != CALL_ACTIVE)
+	if (!call_is_live(c))
 		abort();
 	(void)send_accm; (void)recv_accm;
 }
@@ -85,6 +114,13 @@ server_ctrl_gone(struct server *s, struct ctrl *c)
 	if (s->nctrls == 0)
 		abort();
 	s->nctrls--;
+}
+
+unsigned
+server_setups(const struct server *s)
+{
+	(void)s;
+	return 0;
 }
 
 /* ---- checks ---- */
@@ -135,11 +171,13 @@ fz_check_ctrl(const struct ctrl *c)
 	unsigned n = 0;
 	const struct call *call;
 	TAILQ_FOREACH(call, &c->calls, c_entry) {
-		if (call->ctrl != c || call->state != CALL_ACTIVE)
+		if (call->ctrl != c || !call_is_live(call))
 			abort();
 		n++;
 	}
-	if (n != c->ncalls || n > CTRL_MAX_CALLS)
+	/* (calls are reaped at once here: every listed call is live) */
+	if (n != c->ncalls || n != c->nlive ||
+	    n > (unsigned)c->srv->conf->calls_per_conn)
 		abort();
 	if (c->outlen > sizeof(c->out) || c->inlen >= PPTP_MAX_MSG_LEN)
 		abort();
@@ -163,6 +201,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fz_conf.stimeout = 30;
 	fz_conf.connections = 100;
+	fz_conf.calls_per_conn = 4;
+	fz_conf.calls_per_client = 8;
+	fz_conf.setups = fz_conf.setups_per_client = 64;
+	fz_conf.call_rate = 10000;
 	fz_live_calls = 0;
 	fz_next_id = 0x100;
 	out.len = 0;
@@ -183,12 +225,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.listen_fd = -1;
 	TAILQ_INIT(&s.ctrls);
 	TAILQ_INIT(&s.calls);
+	if ((s.clients = clients_new()) == NULL)
+		abort();
+	struct client *cl = clients_get(s.clients, (struct in_addr){ htonl(0xc6120002) }, 0);
 	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = htons(40000),
 		.sin_addr = { htonl(0xc6120002) } };
 	struct sockaddr_in local = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT),
 		.sin_addr = { htonl(0xc6120001) } };
 
-	struct ctrl *c = ctrl_new(&s, sv[0], &peer, &local);
+	struct ctrl *c = ctrl_new(&s, sv[0], &peer, &local, cl);
 	if (c == NULL)
 		abort();
 	if (s.nctrls != 1)
@@ -229,6 +274,8 @@ again:
 			ctrl_echo_timeout(c);
 		else if ((flags & 4) && (r >> 3) % 32 == 1 && loop_timer_armed(&c->setup_timer))
 			ctrl_setup_timeout(c);
+		else if ((flags & 4) && (r >> 3) % 32 == 3 && loop_timer_armed(&c->stop_timer))
+			ctrl_stop_timeout(c);
 		else if ((flags & 8) && (r >> 3) % 8 == 2 && !TAILQ_EMPTY(&c->calls))
 			call_end(TAILQ_FIRST(&c->calls), PPTP_CDN_LOST_CARRIER,
 			    "pppd exited with status 1");
@@ -258,6 +305,9 @@ again:
 	if (s.nctrls != 0 || fz_live_calls != 0 || !TAILQ_EMPTY(&s.calls))
 		abort();   /* closing a connection must end all its calls */
 	fz_check_output(&out, sv[1]);
+	if (client_calls(cl) != 0 || client_ctrls(cl) != 0)
+		abort();   /* the client's counts come back to zero */
+	clients_free(s.clients);
 	loop_free(l);
 	close(sv[1]);
 	return 0;
