@@ -74,7 +74,8 @@ netns_up
 # the route back points at the first, which reverse-path filtering drops.
 ip netns exec "$NS_CLI" sysctl -q -w net.ipv4.conf.all.rp_filter=0 \
 	net.ipv4.conf.default.rp_filter=0
-write_server_conf
+PLUGIN="plugin $E2E_ROOT/plugin/pptpd-policy.so"
+write_server_conf "$PLUGIN"
 server_start "$PPTPD"
 tap_ok "pptpd listens on 198.18.0.1:1723"
 
@@ -117,7 +118,7 @@ status0=$(status_line)
 diag "before $CYCLES cycles: $fds0 fds; ${status0#*status: }"
 up=0 pinged=0 shared=0
 for i in $(seq "$CYCLES"); do
-	if ipc=$(dial "cy$i" carol m1); then
+	if ipc=$(dial "cy$i" carol m1 2>>"$E2E_DIR/cycles.err"); then
 		up=$((up + 1))
 		[ "$(ping_loss "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "$(client_ifname "cy$i")")" = 0 ] &&
 			pinged=$((pinged + 1))
@@ -125,6 +126,7 @@ for i in $(seq "$CYCLES"); do
 	fi
 	client_down "cy$i"
 done
+[ "$up" = "$CYCLES" ] || head -n 12 "$E2E_DIR/cycles.err" | sed 's/^/# /'
 wait_server_children 1 || true
 fds1=$(fd_count "$(server_pid)")
 status1=$(status_line)
@@ -146,7 +148,7 @@ wait_server_children 0 || true
 
 # ---- bounds: calls-per-connection 2, calls-per-client 3
 server_stop
-write_server_conf "calls-per-connection 2" "calls-per-client 3"
+write_server_conf "$PLUGIN" "calls-per-connection 2" "calls-per-client 3"
 if server_start "$PPTPD"; then
 	tap_ok "pptpd starts with calls-per-connection 2, calls-per-client 3"
 	ipb1=$(dial b1 alice)
