@@ -22,3 +22,11 @@ str_clean(char *dst, size_t dstlen, const char *src, size_t srclen,
 	dst[o] = '\0';
 	return dst;
 }
+
+void
+str_clean_inplace(char *s)
+{
+	for (; *s != '\0'; s++)
+		if (!str_printable((unsigned char)*s))
+			*s = STRCLEAN_SUBST;
+}

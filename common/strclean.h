@@ -24,4 +24,7 @@ str_printable(unsigned char c)
 char *str_clean(char *dst, size_t dstlen, const char *src, size_t srclen,
     size_t maxshow);
 
+/* The same in place, up to the NUL: for a value already in our buffer. */
+void str_clean_inplace(char *s);
+
 #endif

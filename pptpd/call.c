@@ -1,9 +1,13 @@
 /* A call: pppd on a pty pair, bridged to the GRE engine.
  *
  *   ACTIVE --(CCRQ | pppd exit | pty closed | control gone)--> ENDING --reap--> freed
+ *     |                                                          ^
+ *     +--(our hang-up: SIGTERM)--> HANGUP --(pppd gone | 4 s)---+
  *
- * The address pair goes back to the pool only once pppd has been reaped, so
- * a new call never gets an address whose ppp interface still exists. */
+ * The address pair, the Call ID and the call's place in its connection's
+ * and its client's counts are given back only once pppd has been reaped, so
+ * a new call never gets an address whose ppp interface still exists, nor a
+ * Call ID whose old pppd may still report on it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,12 +24,14 @@
 #include <unistd.h>
 
 #include "call.h"
+#include "client.h"
 #include "ctrl.h"
 #include "gre.h"
 #include "msg.h"
 #include "pool.h"
 #include "report.h"
 #include "server.h"
+#include "strclean.h"
 
 #define CALL_ID_TRIES  64
 
@@ -102,6 +108,24 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
 	return argc;
 }
 
+/* Call IDs are taken until pppd is reaped, not only while GRE flows: a
+ * call that is ending still gets its pppd's reports by this ID. */
+static int
+call_id_taken(const struct server *s, uint16_t id)
+{
+	return (s->call_ids[id / 64] >> (id % 64)) & 1;
+}
+
+static void
+call_id_mark(struct server *s, uint16_t id, int taken)
+{
+	if (taken)
+		s->call_ids[id / 64] |= UINT64_C(1) << (id % 64);
+	else
+		s->call_ids[id / 64] &= ~(UINT64_C(1) << (id % 64));
+}
+
+/* Random, so an off-path sender has to guess it (0 is never used). */
 static int
 call_pick_id(struct server *s, uint16_t *id)
 {
@@ -109,14 +133,14 @@ call_pick_id(struct server *s, uint16_t *id)
 		uint16_t r;
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 			r = (uint16_t)(random() & 0xffff);
-		if (r != 0 && !gre_engine_has_call(s->gre, r)) {
+		if (r != 0 && !call_id_taken(s, r)) {
 			*id = r;
 			return 0;
 		}
 	}
 	/* The table is crowded: any free id will do. */
 	for (uint32_t r = 1; r <= UINT16_MAX; r++)
-		if (!gre_engine_has_call(s->gre, (uint16_t)r)) {
+		if (!call_id_taken(s, (uint16_t)r)) {
 			*id = (uint16_t)r;
 			return 0;
 		}
@@ -184,15 +208,57 @@ call_pty_ready(void *arg, uint32_t events)
 {
 	struct call *c = arg;
 	uint64_t now = loop_now(c->srv->loop);
+	if (!call_is_live(c))
+		return;
 	if (events & EPOLLOUT)
 		gre_call_pty_output(c->gre);
-	if (c->state == CALL_ACTIVE && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+	if (call_is_live(c) && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		gre_call_pty_input(c->gre, now);
 }
 
+int
+call_is_live(const struct call *c)
+{
+	return c->state == CALL_ACTIVE || c->state == CALL_HANGUP;
+}
+
+/* The session is up, or will never be: it no longer counts as a setup. */
+static void
+call_setup_done(struct call *c)
+{
+	if (!c->in_setup)
+		return;
+	c->in_setup = 0;
+	loop_timer_cancel(c->srv->loop, &c->setup_timer);
+	client_setup_done(c->client);
+	c->srv->nsetups--;
+}
+
+static void
+call_setup_timeout(void *arg)
+{
+	call_setup_done(arg);
+}
+
+/* From here until call_finish the call holds its Call ID, a place in its
+ * client's counts and a setup slot. */
+static void
+call_hold(struct call *c)
+{
+	struct server *s = c->srv;
+	call_id_mark(s, c->id, 1);
+	client_call_add(c->client);
+	client_setup_add(c->client);
+	s->nsetups++;
+	c->in_setup = 1;
+	loop_timer_set(s->loop, &c->setup_timer, CALL_SETUP_MS,
+	    call_setup_timeout, c);
+}
+
 struct call *
-call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
-    uint8_t *result, uint8_t *error, const char **reason)
+call_new(struct server *s, struct ctrl *ctrl, struct client *client,
+    const struct pptp_msg *ocrq, uint8_t *result, uint8_t *error,
+    const char **reason)
 {
 	struct call *c = calloc(1, sizeof(*c));
 	*result = PPTP_OCRP_GENERAL_ERROR;
@@ -203,6 +269,7 @@ call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
 	}
 	c->srv = s;
 	c->ctrl = ctrl;
+	c->client = client;
 	c->peer = ctrl_peer_addr(ctrl);
 	c->peer_id = ocrq->u.ocrq.call_id;
 	c->pty = -1;
@@ -217,6 +284,7 @@ call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
 	}
 	if (call_spawn(c, s->conf, reason) < 0)
 		goto fail_pool;
+	call_hold(c);
 	c->gre = gre_call_new(s->gre, c->id, c->peer_id, c->peer, c->pty, c);
 	if (c->gre == NULL) {
 		*reason = "cannot set up GRE for the call";
@@ -227,12 +295,14 @@ call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
 	if (loop_fd_add(s->loop, &c->pty_lf, c->pty, EPOLLIN, call_pty_ready, c) < 0) {
 		*reason = "cannot watch the pty";
 		gre_call_free(c->gre);
+		c->gre = NULL;
 		goto fail_pppd;
 	}
 	c->started_ms = loop_now(s->loop);
 	c->state = CALL_ACTIVE;
 	TAILQ_INSERT_TAIL(&s->calls, c, s_entry);
-	log_msg(LOG_INFO, "call %u/%u %s: started pppd %d for %s", c->id, c->peer_id,
+	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
+	    "call %u/%u %s: started pppd %d for %s", c->id, c->peer_id,
 	    ctrl_peer_str(ctrl), (int)c->pid, inet_ntoa(c->remote_ip));
 	return c;
 
@@ -260,18 +330,38 @@ call_free(void *p)
 	free(p);
 }
 
+/* pppd is gone: give back everything the call held. */
 static void
 call_finish(struct call *c)
 {
 	struct server *s = c->srv;
 	loop_timer_cancel(s->loop, &c->kill_timer);
 	loop_timer_cancel(s->loop, &c->end_timer);
+	call_setup_done(c);
 	if (s->pool != NULL && c->remote_ip.s_addr != INADDR_ANY)
 		pool_release(s->pool, c->remote_ip);
+	call_id_mark(s, c->id, 0);
+	client_call_gone(c->client);
+	if (c->ctrl != NULL)
+		ctrl_call_gone(c->ctrl, c);
 	TAILQ_REMOVE(&s->calls, c, s_entry);
 	loop_defer_free(s->loop, call_free, c);
-	if (s->stopping && TAILQ_EMPTY(&s->calls) && s->nctrls == 0)
-		loop_stop(s->loop);
+	server_call_gone(s);
+}
+
+void
+call_detach(struct call *c)
+{
+	c->ctrl = NULL;
+}
+
+void
+call_destroy(struct call *c)
+{
+	gre_call_free(c->gre);
+	if (c->pty >= 0)
+		close(c->pty);
+	free(c);
 }
 
 static void
@@ -287,12 +377,14 @@ void
 call_end(struct call *c, uint8_t cdn_result, const char *reason)
 {
 	struct server *s = c->srv;
-	if (c->state != CALL_ACTIVE)
+	if (!call_is_live(c))
 		return;
 	c->state = CALL_ENDING;
+	loop_timer_cancel(s->loop, &c->end_timer);
 	struct gre_stats st;
 	gre_call_stats(c->gre, &st);
-	log_msg(LOG_INFO, "call %u/%u %s: ended after %llu s: %s (gre rx %llu "
+	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
+	    "call %u/%u %s: ended after %llu s: %s (gre rx %llu "
 	    "reordered %llu lost %llu duplicate %llu stale %llu wrong-source %llu, "
 	    "tx %llu, pty drops %llu)", c->id, c->peer_id, inet_ntoa(c->peer),
 	    (unsigned long long)(loop_now(s->loop) - c->started_ms) / 1000,
@@ -301,10 +393,8 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	    (unsigned long long)st.rx_duplicates, (unsigned long long)st.rx_stale,
 	    (unsigned long long)st.rx_wrong_source,
 	    (unsigned long long)st.tx_packets, (unsigned long long)st.pty_drops);
-	if (c->ctrl != NULL) {
-		ctrl_call_ended(c->ctrl, c, cdn_result, PPTP_ERR_NONE, reason);
-		c->ctrl = NULL;
-	}
+	if (c->ctrl != NULL)
+		ctrl_call_ended(c->ctrl, c, cdn_result);
 	gre_call_free(c->gre);
 	c->gre = NULL;
 	loop_fd_del(s->loop, &c->pty_lf);
@@ -318,11 +408,35 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	}
 }
 
+static void
+call_hangup_timeout(void *arg)
+{
+	struct call *c = arg;
+	call_end(c, c->hangup_result, c->hangup_reason);
+}
+
+void
+call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
+{
+	if (c->state != CALL_ACTIVE)
+		return;
+	c->state = CALL_HANGUP;
+	c->hangup_result = cdn_result;
+	snprintf(c->hangup_reason, sizeof(c->hangup_reason), "%s", reason);
+	kill(c->pid, SIGTERM);
+	loop_timer_set(c->srv->loop, &c->end_timer, CALL_HANGUP_MS,
+	    call_hangup_timeout, c);
+}
+
 void
 call_reaped(struct call *c, int status)
 {
 	char why[96];
 	c->pid = 0;
+	if (c->state == CALL_HANGUP) {
+		call_end(c, c->hangup_result, c->hangup_reason);
+		return;   /* call_end finished it: pid is 0 */
+	}
 	if (c->state == CALL_ACTIVE) {
 		if (WIFEXITED(status))
 			snprintf(why, sizeof(why), "pppd exited with status %d%s%s%s",
@@ -340,21 +454,25 @@ call_reaped(struct call *c, int status)
 void
 call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm)
 {
-	if (c->state == CALL_ACTIVE)
+	if (call_is_live(c))
 		gre_call_set_accm(c->gre, send_accm, recv_accm);
 }
 
 static void
 call_pty_gone(void *arg)
 {
-	call_end(arg, PPTP_CDN_LOST_CARRIER, "pppd hung up the line");
+	struct call *c = arg;
+	if (c->state == CALL_HANGUP)
+		call_end(c, c->hangup_result, c->hangup_reason);
+	else
+		call_end(c, PPTP_CDN_LOST_CARRIER, "pppd hung up the line");
 }
 
 void
 call_pty_closed(struct call *c, int err)
 {
 	(void)err;
-	if (c->state != CALL_ACTIVE || loop_timer_armed(&c->end_timer))
+	if (!call_is_live(c))
 		return;
 	/* Stop polling a dead pty, which would report EOF forever. */
 	loop_fd_del(c->srv->loop, &c->pty_lf);
@@ -392,6 +510,7 @@ call_log_session(struct call *c, const struct report_msg *m)
 		snprintf(c->user, sizeof(c->user), "%s", call_fact(m, "user"));
 		snprintf(c->mppe, sizeof(c->mppe), "%s", call_fact(m, "mppe"));
 		c->up_ms = loop_now(c->srv->loop);
+		call_setup_done(c);
 		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "
 		    "tunnel %s mppe %s%s policy %s", c->id, c->peer_id, c->user, peer,
 		    call_fact(m, "ip"), c->mppe,
@@ -432,5 +551,9 @@ call_report(struct server *s, const char *data, size_t len, pid_t pid)
 		    "plugin report from pid %d dropped: %s", (int)pid, why);
 		return;
 	}
+	/* Values are decoded: a user name may hold a newline or an escape
+	 * the peer chose. They are logged, so only printable ASCII stays. */
+	for (size_t i = 0; i < m.n; i++)
+		str_clean_inplace((char *)m.f[i].value);
 	call_log_session(c, &m);
 }

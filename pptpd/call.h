@@ -12,6 +12,7 @@
 
 struct server;
 struct ctrl;
+struct client;
 struct gre_call;
 struct pptp_msg;
 struct conf;
@@ -19,11 +20,18 @@ struct conf;
 /* Our receive window (OCRP): what the reorder buffer can hold. */
 #define PPTPD_RECV_WINDOW   SEQ_REORDER_SLOTS
 #define CALL_KILL_GRACE_MS  5000   /* SIGTERM, then SIGKILL after this */
+/* A hang-up of ours lets pppd end LCP (its Terminate-Request still goes
+ * out over GRE) for this long before the line is cut. */
+#define CALL_HANGUP_MS      4000
+/* A call counts as a setup (call-setups) until its session is up, its
+ * pppd is reaped, or this long: Windows itself gives up by then. */
+#define CALL_SETUP_MS       30000
 #define CALL_ARGV_MAX       40
 
 enum call_state {
 	CALL_ACTIVE,     /* pppd running, frames flowing */
-	CALL_ENDING,     /* hung up: waiting for pppd to be reaped */
+	CALL_HANGUP,     /* we hang up: pppd ends LCP, frames still flow */
+	CALL_ENDING,     /* over: waiting for pppd to be reaped */
 };
 
 struct call {
@@ -31,7 +39,9 @@ struct call {
 	TAILQ_ENTRY(call) c_entry;     /* its control connection's list */
 	struct server    *srv;
 	struct ctrl      *ctrl;        /* NULL once detached */
+	struct client    *client;      /* its address's entry, until reaped */
 	enum call_state   state;
+	int               in_setup;    /* counted in call-setups */
 	uint16_t          id;          /* ours, in the peer's GRE key */
 	uint16_t          peer_id;     /* the peer's */
 	struct in_addr    peer;
@@ -41,6 +51,9 @@ struct call {
 	struct loop_fd    pty_lf;
 	struct loop_timer kill_timer;
 	struct loop_timer end_timer;   /* ends the call outside engine callbacks */
+	struct loop_timer setup_timer;
+	uint8_t           hangup_result;   /* CDN result of our hang-up */
+	char              hangup_reason[64];
 	struct gre_call  *gre;
 	uint64_t          started_ms;
 	/* What the pppd plugin reported (facts.c), for the session log. */
@@ -52,13 +65,24 @@ struct call {
 
 /* Answer an OCRQ: allocate addresses and a Call ID, start pppd. On failure
  * returns NULL with the OCRP result and error codes set and a reason for
- * the log. */
-struct call *call_new(struct server *s, struct ctrl *ctrl, const struct pptp_msg *ocrq,
-    uint8_t *result, uint8_t *error, const char **reason);
+ * the log. The call counts against `client` until its pppd is reaped. */
+struct call *call_new(struct server *s, struct ctrl *ctrl, struct client *client,
+    const struct pptp_msg *ocrq, uint8_t *result, uint8_t *error,
+    const char **reason);
 
 /* End the call: tell the peer (if cdn_result is non-zero and the control
  * connection is still there), stop GRE, stop pppd. Idempotent. */
 void call_end(struct call *c, uint8_t cdn_result, const char *reason);
+/* Hang up cleanly: pppd is told to stop and ends its LCP over the still
+ * running data path; the call ends (with a CDN of `cdn_result`) when pppd
+ * has gone, or CALL_HANGUP_MS later. */
+void call_hangup(struct call *c, uint8_t cdn_result, const char *reason);
+/* Its control connection is gone: nothing more is said to the peer. */
+void call_detach(struct call *c);
+/* Not ended yet (ACTIVE or HANGUP). */
+int  call_is_live(const struct call *c);
+/* At exit: free a call whatever its state (pppd is not waited for). */
+void call_destroy(struct call *c);
 
 /* pppd was reaped with wait status `status`. */
 void call_reaped(struct call *c, int status);

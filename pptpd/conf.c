@@ -55,6 +55,12 @@ static const struct key keys[] = {
 	{ "debug",       K_FLAG,  F(debug),       0, 0, NULL },
 	{ "logwtmp",     K_FLAG,  F(logwtmp),     0, 0, NULL },
 	{ "connections-per-client", K_INT, F(per_client), 0, 65535, NULL },
+	{ "calls-per-connection", K_INT, F(calls_per_conn), 1, 65535, NULL },
+	{ "calls-per-client", K_INT, F(calls_per_client), 0, 65535, NULL },
+	{ "call-setups", K_INT, F(setups), 1, 65535, NULL },
+	{ "call-setups-per-client", K_INT, F(setups_per_client), 1, 65535, NULL },
+	{ "call-rate-per-client", K_INT, F(call_rate), 1, 10000, NULL },
+	{ "stop-timeout", K_INT, F(stop_timeout), 1, 3600, NULL },
 	{ "plugin",      K_PATH,  F(plugin),      0, 0, NULL },
 	{ "noplugin",    K_FLAG,  F(noplugin),    0, 0, NULL },
 	{ "peers",       K_PATH,  F(peers),       0, 0, NULL },
@@ -406,6 +412,12 @@ conf_init(struct conf *c)
 	set_str(&c->plugin, CONF_DEFAULT_PLUGIN);
 	c->listen.s_addr = htonl(INADDR_ANY);
 	c->connections = CONF_DEFAULT_CONNECTIONS;
+	c->calls_per_conn = CONF_DEFAULT_CALLS_PER_CONN;
+	c->calls_per_client = CONF_DEFAULT_CALLS_PER_CLIENT;
+	c->setups = CONF_DEFAULT_SETUPS;
+	c->setups_per_client = CONF_DEFAULT_SETUPS_PER_CLIENT;
+	c->call_rate = CONF_DEFAULT_CALL_RATE;
+	c->stop_timeout = CONF_DEFAULT_STOP_TIMEOUT;
 	c->stimeout = CONF_DEFAULT_STIMEOUT;
 }
 

@@ -9,7 +9,16 @@
  * localip SPEC, remoteip SPEC (see pool.h), listen IPV4, connections N
  * (1..65535), stimeout SECONDS (1..3600), noipparam, debug, logwtmp.
  * Our own: connections-per-client N (0..65535, 0 = no limit) caps control
- * connections from one client address; plugin PATH is the pptpd-policy pppd
+ * connections from one client address; calls-per-connection N (1..65535)
+ * caps the calls one control connection carries (pptp-linux puts every
+ * tunnel from one host on one connection); calls-per-client N (0..65535,
+ * 0 = no limit) caps the calls, live or still ending, from one address,
+ * which is what bounds the pool addresses one client can hold;
+ * call-setups N and call-setups-per-client N (1..65535) cap the pppd
+ * starts in progress (started, session not up yet, or ending before it
+ * was) overall and from one address; call-rate-per-client N (1..10000)
+ * is how many calls per second one address may start (a burst of N);
+ * stop-timeout SECONDS (1..3600) bounds a graceful stop; plugin PATH is the pptpd-policy pppd
  * plugin given to every pppd; noplugin leaves it out; peers FILE is the
  * per-peer MPPE policy file the plugin reads (pptpd-peers(5)).
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
@@ -32,6 +41,19 @@
 #define CONF_DEFAULT_SPEED       "115200"
 #define CONF_DEFAULT_CONNECTIONS 100
 #define CONF_DEFAULT_STIMEOUT    30     /* seconds; what Windows waits */
+/* pptp-linux carries every tunnel from one host on one connection; a host
+ * with more than 16 tunnels to one server is unusual, and it can open a
+ * second connection. */
+#define CONF_DEFAULT_CALLS_PER_CONN    16
+/* Calls from one address: a NAT with a few dozen PPTP users behind it
+ * still fits; one host cannot drain a pool of hundreds. */
+#define CONF_DEFAULT_CALLS_PER_CLIENT  32
+/* pppd starts in progress: each is a root process doing LCP and
+ * authentication; more than this at once is a flood, not dial-in. */
+#define CONF_DEFAULT_SETUPS            64
+#define CONF_DEFAULT_SETUPS_PER_CLIENT 8
+#define CONF_DEFAULT_CALL_RATE         10     /* calls/s from one address */
+#define CONF_DEFAULT_STOP_TIMEOUT      10     /* seconds */
 #define CONF_ERR_LEN             256
 #define CONF_LINE_MAX            4096   /* bytes per line, without newline */
 #define CONF_MAX_WARNINGS        32     /* further warnings are dropped */
@@ -54,6 +76,11 @@ struct conf {
 	int            debug;
 	int            logwtmp;
 	int            per_client;    /* connections from one address, 0: any */
+	int            calls_per_conn;
+	int            calls_per_client;   /* 0: any */
+	int            setups, setups_per_client;
+	int            call_rate;          /* call setups/s from one address */
+	int            stop_timeout;       /* seconds */
 	char          *plugin;        /* pptpd-policy.so */
 	int            noplugin;
 	char          *peers;         /* per-peer MPPE policy file */

@@ -1,6 +1,14 @@
 /* Control connection state machine (RFC 2637 section 2, server side).
  *
  *   WAIT_SCCRQ --SCCRQ/SCCRP--> ESTABLISHED --StopCCRQ/StopCCRP--> closed
+ *                                    |
+ *        shutdown, no call in time   |  calls hung up, then our StopCCRQ
+ *                                    v
+ *                                 STOPPING --StopCCRP or 3 s--> closed
+ *
+ * A connection without a live call (before its first OCRQ, and after its
+ * last call has ended) is stopped after `stimeout` seconds: a peer that
+ * only answers echoes cannot hold a connection slot for ever.
  *
  * Everything a connection receives is validated here at the entry point; a
  * message that cannot be framed closes this connection only. A message that
@@ -16,6 +24,7 @@
 #include <unistd.h>
 
 #include "call.h"
+#include "client.h"
 #include "ctrl.h"
 #include "msg.h"
 #include "server.h"
@@ -24,21 +33,26 @@
 enum ctrl_state {
 	CTRL_WAIT_SCCRQ,
 	CTRL_ESTABLISHED,
+	CTRL_STOPPING,
 	CTRL_CLOSED,
 };
 
 struct ctrl {
 	TAILQ_ENTRY(ctrl) entry;
 	struct server    *srv;
+	struct client    *client;
 	enum ctrl_state   state;
 	int               fd;
 	struct loop_fd    lf;
 	struct sockaddr_in peer, local;
 	char              name[32];        /* "a.b.c.d:port" for logs */
-	struct call_list  calls;
-	unsigned          ncalls;
-	struct loop_timer setup_timer;     /* SCCRQ, then first OCRQ deadline */
+	struct call_list  calls;           /* until reaped */
+	unsigned          ncalls;          /* on `calls` */
+	unsigned          nlive;           /* of those, not ended yet */
+	struct loop_timer setup_timer;     /* SCCRQ, then a call, in time */
 	struct loop_timer echo_timer;
+	struct loop_timer stop_timer;      /* StopCCRP in time */
+	int               stop_sent;
 	int               echo_outstanding;
 	uint32_t          echo_id;
 	uint8_t           in[CTRL_INBUF_LEN];
@@ -49,16 +63,6 @@ struct ctrl {
 
 static void ctrl_ready(void *arg, uint32_t events);
 static void ctrl_echo_timeout(void *arg);
-
-unsigned
-ctrl_count_from(struct server *s, struct in_addr addr)
-{
-	unsigned n = 0;
-	struct ctrl *c;
-	TAILQ_FOREACH(c, &s->ctrls, entry)
-		n += c->peer.sin_addr.s_addr == addr.s_addr;
-	return n;
-}
 
 const char *
 ctrl_peer_str(const struct ctrl *c)
@@ -76,19 +80,29 @@ static void
 ctrl_setup_timeout(void *arg)
 {
 	struct ctrl *c = arg;
-	ctrl_close(c, c->state == CTRL_WAIT_SCCRQ ?
-	    "no Start-Control-Connection-Request in time" :
-	    "no Outgoing-Call-Request in time");
+	if (c->state == CTRL_WAIT_SCCRQ)
+		ctrl_close(c, "no Start-Control-Connection-Request in time");
+	else
+		ctrl_stop(c, PPTP_CDN_ADMIN_SHUTDOWN, "no call in time");
+}
+
+/* No live call: the connection has `stimeout` to place one. */
+static void
+ctrl_idle_arm(struct ctrl *c)
+{
+	loop_timer_set(c->srv->loop, &c->setup_timer,
+	    (uint64_t)c->srv->conf->stimeout * 1000, ctrl_setup_timeout, c);
 }
 
 struct ctrl *
 ctrl_new(struct server *s, int fd, const struct sockaddr_in *peer,
-    const struct sockaddr_in *local)
+    const struct sockaddr_in *local, struct client *client)
 {
 	struct ctrl *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	c->srv = s;
+	c->client = client;
 	c->fd = fd;
 	c->peer = *peer;
 	c->local = *local;
@@ -100,8 +114,8 @@ ctrl_new(struct server *s, int fd, const struct sockaddr_in *peer,
 		free(c);
 		return NULL;
 	}
-	loop_timer_set(s->loop, &c->setup_timer,
-	    (uint64_t)s->conf->stimeout * 1000, ctrl_setup_timeout, c);
+	ctrl_idle_arm(c);
+	client_ctrl_add(client);
 	TAILQ_INSERT_TAIL(&s->ctrls, c, entry);
 	s->nctrls++;
 	log_msg(LOG_DEBUG, "ctrl %s: connected", c->name);
@@ -118,18 +132,31 @@ void
 ctrl_close(struct ctrl *c, const char *reason)
 {
 	struct server *s = c->srv;
+	struct call *call, *next;
+
 	if (c->state == CTRL_CLOSED)
 		return;
 	c->state = CTRL_CLOSED;
-	log_msg(LOG_INFO, "ctrl %s: closed: %s", c->name, reason);
-	struct call *call;
-	while ((call = TAILQ_FIRST(&c->calls)) != NULL)
+	log_rl(&s->rl_conn, loop_now(s->loop), LOG_INFO, "ctrl %s: closed: %s",
+	    c->name, reason);
+	for (call = TAILQ_FIRST(&c->calls); call != NULL; call = next) {
+		next = TAILQ_NEXT(call, c_entry);
 		call_end(call, 0, "control connection closed");
+	}
+	/* Calls still ending stay on the server's list until reaped, and
+	 * still count against the client address. */
+	while ((call = TAILQ_FIRST(&c->calls)) != NULL) {
+		TAILQ_REMOVE(&c->calls, call, c_entry);
+		call_detach(call);
+	}
+	c->ncalls = c->nlive = 0;
 	loop_timer_cancel(s->loop, &c->setup_timer);
 	loop_timer_cancel(s->loop, &c->echo_timer);
+	loop_timer_cancel(s->loop, &c->stop_timer);
 	loop_fd_del(s->loop, &c->lf);
 	close(c->fd);
 	c->fd = -1;
+	client_ctrl_gone(c->client);
 	TAILQ_REMOVE(&s->ctrls, c, entry);
 	server_ctrl_gone(s, c);
 	loop_defer_free(s->loop, ctrl_free, c);
@@ -200,11 +227,87 @@ ctrl_echo_arm(struct ctrl *c)
 }
 
 static void
+ctrl_stop_timeout(void *arg)
+{
+	ctrl_close(arg, "no Stop-Control-Connection-Reply in time");
+}
+
+/* Every call has ended: our Stop-Control-Connection-Request. */
+static void
+ctrl_send_stop(struct ctrl *c)
+{
+	struct pptp_msg m = { .type = PPTP_STOPCCRQ };
+	if (c->stop_sent)
+		return;
+	c->stop_sent = 1;
+	m.u.stop.reason_or_result = PPTP_STOP_REASON_LOCAL;
+	if (ctrl_send(c, &m) == 0)
+		loop_timer_set(c->srv->loop, &c->stop_timer, CTRL_STOP_REPLY_MS,
+		    ctrl_stop_timeout, c);
+}
+
+void
+ctrl_stop(struct ctrl *c, uint8_t cdn_result, const char *reason)
+{
+	struct call *call, *next;
+
+	if (c->state == CTRL_WAIT_SCCRQ) {
+		ctrl_close(c, reason);
+		return;
+	}
+	if (c->state != CTRL_ESTABLISHED)
+		return;
+	c->state = CTRL_STOPPING;
+	log_rl(&c->srv->rl_conn, loop_now(c->srv->loop), LOG_INFO,
+	    "ctrl %s: stopping: %s", c->name, reason);
+	loop_timer_cancel(c->srv->loop, &c->setup_timer);
+	for (call = TAILQ_FIRST(&c->calls); call != NULL; call = next) {
+		next = TAILQ_NEXT(call, c_entry);
+		call_hangup(call, cdn_result, reason);
+	}
+	if (c->state == CTRL_STOPPING && c->nlive == 0)
+		ctrl_send_stop(c);
+}
+
+void
+ctrl_stop_all(struct server *s, uint8_t cdn_result, const char *reason)
+{
+	struct ctrl *c, *next;
+
+	/* ctrl_stop closes a connection still waiting for SCCRQ at once,
+	 * taking it off the list: hold on to the next one first. */
+	for (c = TAILQ_FIRST(&s->ctrls); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		ctrl_stop(c, cdn_result, reason);
+	}
+}
+
+/* The peer is not answering: its calls end with a Call-Disconnect-Notify
+ * and a Stop-Control-Connection-Request is sent, for the record, before
+ * the connection closes without waiting. */
+static void
+ctrl_abort(struct ctrl *c, const char *reason)
+{
+	struct call *call, *next;
+	struct pptp_msg m = { .type = PPTP_STOPCCRQ };
+
+	for (call = TAILQ_FIRST(&c->calls); call != NULL; call = next) {
+		next = TAILQ_NEXT(call, c_entry);
+		call_end(call, PPTP_CDN_LOST_CARRIER, reason);
+	}
+	if (c->state == CTRL_CLOSED)
+		return;
+	m.u.stop.reason_or_result = PPTP_STOP_REASON_LOCAL;
+	if (ctrl_send(c, &m) == 0)
+		ctrl_close(c, reason);
+}
+
+static void
 ctrl_echo_timeout(void *arg)
 {
 	struct ctrl *c = arg;
 	if (c->echo_outstanding) {
-		ctrl_close(c, "no Echo-Reply");
+		ctrl_abort(c, "no Echo-Reply");
 		return;
 	}
 	struct pptp_msg m = { .type = PPTP_ECHORQ };
@@ -234,7 +337,7 @@ ctrl_on_sccrq(struct ctrl *c, const struct pptp_msg *m)
 	r.u.sccr.version = PPTP_VERSION;
 	r.u.sccr.framing = PPTP_FRAMING_ASYNC | PPTP_FRAMING_SYNC;
 	r.u.sccr.bearer = PPTP_BEARER_ANALOG | PPTP_BEARER_DIGITAL;
-	r.u.sccr.max_channels = CTRL_MAX_CALLS;
+	r.u.sccr.max_channels = (uint16_t)c->srv->conf->calls_per_conn;
 	r.u.sccr.firmware = PPTPD_FIRMWARE_REV;
 	snprintf(r.u.sccr.hostname, sizeof(r.u.sccr.hostname), "local");
 	snprintf(r.u.sccr.vendor, sizeof(r.u.sccr.vendor), "pptpd");
@@ -248,43 +351,10 @@ ctrl_on_sccrq(struct ctrl *c, const struct pptp_msg *m)
 	if (ctrl_send(c, &r) < 0)
 		return;
 	c->state = CTRL_ESTABLISHED;
-	loop_timer_set(c->srv->loop, &c->setup_timer, CTRL_OCRQ_TIMEOUT_MS,
-	    ctrl_setup_timeout, c);
+	ctrl_idle_arm(c);
 	ctrl_echo_arm(c);
 	log_msg(LOG_DEBUG, "ctrl %s: established (peer vendor '%s')", c->name,
 	    m->u.sccr.vendor);
-}
-
-static void
-ctrl_on_ocrq(struct ctrl *c, const struct pptp_msg *m)
-{
-	struct pptp_msg r = { .type = PPTP_OCRP };
-	const char *reason = NULL;
-	struct call *call = NULL;
-
-	r.u.ocrp.peer_call_id = m->u.ocrq.call_id;
-	if (c->ncalls >= CTRL_MAX_CALLS) {
-		r.u.ocrp.result = PPTP_OCRP_GENERAL_ERROR;
-		r.u.ocrp.error = PPTP_ERR_NO_RESOURCE;
-		reason = "too many calls on this connection";
-	} else {
-		call = call_new(c->srv, c, m, &r.u.ocrp.result, &r.u.ocrp.error, &reason);
-	}
-	if (call == NULL) {
-		log_msg(LOG_WARNING, "ctrl %s: call %u refused: %s", c->name,
-		    m->u.ocrq.call_id, reason);
-		ctrl_send(c, &r);
-		return;
-	}
-	TAILQ_INSERT_TAIL(&c->calls, call, c_entry);
-	c->ncalls++;
-	loop_timer_cancel(c->srv->loop, &c->setup_timer);
-	r.u.ocrp.call_id = call->id;
-	r.u.ocrp.result = PPTP_OCRP_CONNECTED;
-	r.u.ocrp.speed = m->u.ocrq.max_bps;
-	r.u.ocrp.window = PPTPD_RECV_WINDOW;
-	r.u.ocrp.delay = 0;
-	ctrl_send(c, &r);
 }
 
 static struct call *
@@ -292,7 +362,7 @@ ctrl_call_by_peer_id(struct ctrl *c, uint16_t peer_id)
 {
 	struct call *call;
 	TAILQ_FOREACH(call, &c->calls, c_entry)
-		if (call->peer_id == peer_id)
+		if (call_is_live(call) && call->peer_id == peer_id)
 			return call;
 	return NULL;
 }
@@ -302,9 +372,75 @@ ctrl_call_by_id(struct ctrl *c, uint16_t id)
 {
 	struct call *call;
 	TAILQ_FOREACH(call, &c->calls, c_entry)
-		if (call->id == id)
+		if (call_is_live(call) && call->id == id)
 			return call;
 	return NULL;
+}
+
+/* May this OCRQ start a call? NULL if so; otherwise why not, with the
+ * OCRP result and error to answer. Calls still ending count everywhere:
+ * their pppd and their address are still held. */
+static const char *
+ctrl_call_refusal(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
+    uint8_t *error)
+{
+	const struct server *s = c->srv;
+	const struct conf *conf = s->conf;
+
+	*result = PPTP_OCRP_GENERAL_ERROR;
+	*error = PPTP_ERR_NO_RESOURCE;
+	if (c->state != CTRL_ESTABLISHED)
+		return "the connection is stopping";
+	if (ctrl_call_by_peer_id(c, m->u.ocrq.call_id) != NULL) {
+		*error = PPTP_ERR_BAD_CALL_ID;
+		return "the peer's Call ID is already in use on this connection";
+	}
+	if (c->ncalls >= (unsigned)conf->calls_per_conn)
+		return "too many calls on this connection (calls-per-connection)";
+	if (conf->calls_per_client &&
+	    client_calls(c->client) >= (unsigned)conf->calls_per_client)
+		return "too many calls from this address (calls-per-client)";
+	*result = PPTP_OCRP_BUSY;
+	*error = PPTP_ERR_NONE;
+	if (client_setups(c->client) >= (unsigned)conf->setups_per_client)
+		return "too many call setups from this address (call-setups-per-client)";
+	if (server_setups(s) >= (unsigned)conf->setups)
+		return "too many call setups in progress (call-setups)";
+	if (!client_setup_allow(c->client, loop_now(s->loop),
+	    (unsigned)conf->call_rate))
+		return "calls from this address too fast (call-rate-per-client)";
+	return NULL;
+}
+
+static void
+ctrl_on_ocrq(struct ctrl *c, const struct pptp_msg *m)
+{
+	struct pptp_msg r = { .type = PPTP_OCRP };
+	struct call *call = NULL;
+	const char *reason;
+
+	r.u.ocrp.peer_call_id = m->u.ocrq.call_id;
+	reason = ctrl_call_refusal(c, m, &r.u.ocrp.result, &r.u.ocrp.error);
+	if (reason == NULL)
+		call = call_new(c->srv, c, c->client, m, &r.u.ocrp.result,
+		    &r.u.ocrp.error, &reason);
+	if (call == NULL) {
+		log_rl(&c->srv->rl_input, loop_now(c->srv->loop), LOG_WARNING,
+		    "ctrl %s: call %u refused: %s", c->name, m->u.ocrq.call_id,
+		    reason);
+		ctrl_send(c, &r);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&c->calls, call, c_entry);
+	c->ncalls++;
+	c->nlive++;
+	loop_timer_cancel(c->srv->loop, &c->setup_timer);
+	r.u.ocrp.call_id = call->id;
+	r.u.ocrp.result = PPTP_OCRP_CONNECTED;
+	r.u.ocrp.speed = m->u.ocrq.max_bps;
+	r.u.ocrp.window = PPTPD_RECV_WINDOW;
+	r.u.ocrp.delay = 0;
+	ctrl_send(c, &r);
 }
 
 static void
@@ -352,6 +488,28 @@ ctrl_on_stopccrq(struct ctrl *c)
 }
 
 static void
+ctrl_on_stopccrp(struct ctrl *c)
+{
+	if (!c->stop_sent) {
+		ctrl_drop(c, "Stop-Control-Connection-Reply", "nothing asked for it");
+		return;
+	}
+	ctrl_close(c, "stopped");
+}
+
+static void
+ctrl_on_wen(struct ctrl *c, const struct pptp_msg *m)
+{
+	/* A PNS has no WAN to report on: information at most, and a flood
+	 * of them must not flood the log. */
+	log_rl(&c->srv->rl_input, loop_now(c->srv->loop), LOG_INFO,
+	    "ctrl %s: WAN-Error-Notify for call %u: crc %u framing %u overrun "
+	    "%u/%u timeout %u alignment %u", c->name, m->u.wen.peer_call_id,
+	    m->u.wen.crc, m->u.wen.framing, m->u.wen.hw_overrun,
+	    m->u.wen.buffer_overrun, m->u.wen.timeout, m->u.wen.alignment);
+}
+
+static void
 ctrl_on_echorq(struct ctrl *c, const struct pptp_msg *m)
 {
 	struct pptp_msg r = { .type = PPTP_ECHORP };
@@ -385,20 +543,14 @@ ctrl_dispatch(struct ctrl *c, const struct pptp_msg *m)
 	switch (m->type) {
 	case PPTP_SCCRQ:   ctrl_on_sccrq(c, m); break;
 	case PPTP_STOPCCRQ: ctrl_on_stopccrq(c); break;
-	case PPTP_STOPCCRP: ctrl_close(c, "Stop-Control-Connection-Reply"); break;
+	case PPTP_STOPCCRP: ctrl_on_stopccrp(c); break;
 	case PPTP_ECHORQ:  ctrl_on_echorq(c, m); break;
 	case PPTP_ECHORP:  ctrl_on_echorp(c, m); break;
 	case PPTP_OCRQ:    ctrl_on_ocrq(c, m); break;
 	case PPTP_ICRQ:    ctrl_on_icrq(c, m); break;
 	case PPTP_CCRQ:    ctrl_on_ccrq(c, m); break;
 	case PPTP_SLI:     ctrl_on_sli(c, m); break;
-	case PPTP_WEN:
-		log_msg(LOG_INFO, "ctrl %s: WAN-Error-Notify for call %u: crc %u "
-		    "framing %u overrun %u/%u timeout %u alignment %u", c->name,
-		    m->u.wen.peer_call_id, m->u.wen.crc, m->u.wen.framing,
-		    m->u.wen.hw_overrun, m->u.wen.buffer_overrun,
-		    m->u.wen.timeout, m->u.wen.alignment);
-		break;
+	case PPTP_WEN:     ctrl_on_wen(c, m); break;
 	default:
 		/* SCCRP, OCRP, ICRP, ICCN, CDN: what a PAC sends, not a PNS. */
 		ctrl_drop(c, msg_name(m->type), "not expected from a client");
@@ -453,7 +605,8 @@ ctrl_read(struct ctrl *c)
 	if (ctrl_parse(c) < 0)
 		return;
 	/* Any traffic proves the peer alive; the idle timer restarts. */
-	if (c->state == CTRL_ESTABLISHED && !c->echo_outstanding)
+	if ((c->state == CTRL_ESTABLISHED || c->state == CTRL_STOPPING) &&
+	    !c->echo_outstanding)
 		ctrl_echo_arm(c);
 }
 
@@ -467,18 +620,46 @@ ctrl_ready(void *arg, uint32_t events)
 		ctrl_read(c);
 }
 
+/* The statistics field of a CDN goes to a peer that may not have
+ * authenticated: a fixed text per result, the detail stays in our log. */
+static const char *
+ctrl_cdn_text(uint8_t result)
+{
+	switch (result) {
+	case PPTP_CDN_LOST_CARRIER: return "lost carrier";
+	case PPTP_CDN_ADMIN_SHUTDOWN: return "administrative shutdown";
+	case PPTP_CDN_REQUEST: return "call cleared";
+	default: return "call ended";
+	}
+}
+
 void
-ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result, uint8_t error,
-    const char *stats)
+ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result)
+{
+	c->nlive--;
+	if (c->state != CTRL_ESTABLISHED && c->state != CTRL_STOPPING)
+		return;
+	if (result) {
+		struct pptp_msg m = { .type = PPTP_CDN };
+		m.u.cdn.call_id = call->id;
+		m.u.cdn.result = result;
+		m.u.cdn.error = PPTP_ERR_NONE;
+		snprintf(m.u.cdn.stats, sizeof(m.u.cdn.stats), "%s",
+		    ctrl_cdn_text(result));
+		if (ctrl_send(c, &m) < 0)
+			return;
+	}
+	if (c->nlive > 0)
+		return;
+	if (c->state == CTRL_STOPPING)
+		ctrl_send_stop(c);
+	else
+		ctrl_idle_arm(c);
+}
+
+void
+ctrl_call_gone(struct ctrl *c, struct call *call)
 {
 	TAILQ_REMOVE(&c->calls, call, c_entry);
 	c->ncalls--;
-	if (!result || c->state != CTRL_ESTABLISHED)
-		return;
-	struct pptp_msg m = { .type = PPTP_CDN };
-	m.u.cdn.call_id = call->id;
-	m.u.cdn.result = result;
-	m.u.cdn.error = error;
-	snprintf(m.u.cdn.stats, sizeof(m.u.cdn.stats), "%s", stats ? stats : "");
-	ctrl_send(c, &m);
 }

@@ -1,5 +1,9 @@
 /* A control connection (RFC 2637 section 2): one TCP connection from a PNS
- * and its state machine. */
+ * and its state machine. It carries up to `calls-per-connection` calls
+ * (pptp-linux puts every tunnel from one host on one connection); a call
+ * counts against its connection, and against its client address, until
+ * its pppd has been reaped, so hanging up and dialling again in a loop
+ * cannot pile up pppd processes or pool addresses. */
 #ifndef PPTPD_CTRL_H
 #define PPTPD_CTRL_H
 
@@ -9,28 +13,34 @@
 struct server;
 struct ctrl;
 struct call;
+struct client;
 
 #define CTRL_ECHO_IDLE_MS     60000   /* idle this long -> Echo-Request */
 #define CTRL_ECHO_REPLY_MS    60000   /* no reply this long -> close */
-#define CTRL_OCRQ_TIMEOUT_MS  60000   /* SCCRP sent, no call yet -> close */
+/* After our Stop-Control-Connection-Request: the peer's reply, or close. */
+#define CTRL_STOP_REPLY_MS    3000
 #define CTRL_INBUF_LEN        1024    /* > 4 of the longest message */
 #define CTRL_OUTBUF_LEN       8192
-/* Calls on one connection: every known client (Windows, pptp-linux) places
- * one call per control connection, and a bound here is what makes
- * connections-per-client also bound the addresses one client can take. */
-#define CTRL_MAX_CALLS        1
 
+/* `client` is the entry of the peer's address (client.h); the connection
+ * holds it until closed. */
 struct ctrl *ctrl_new(struct server *s, int fd, const struct sockaddr_in *peer,
-    const struct sockaddr_in *local);
+    const struct sockaddr_in *local, struct client *client);
+/* Close now: live calls end without a word to the peer. */
 void ctrl_close(struct ctrl *c, const char *reason);
+/* Stop cleanly: hang up every live call (pppd ends its LCP, the peer gets
+ * a Call-Disconnect-Notify with `cdn_result`), then send a
+ * Stop-Control-Connection-Request and close on its reply or after
+ * CTRL_STOP_REPLY_MS. */
+void ctrl_stop(struct ctrl *c, uint8_t cdn_result, const char *reason);
+/* ctrl_stop() every connection of the server. */
+void ctrl_stop_all(struct server *s, uint8_t cdn_result, const char *reason);
 
-/* A call of this connection ended: tell the peer (Call-Disconnect-Notify)
- * and forget the call. */
-void ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result,
-    uint8_t error, const char *stats);
-
-/* Control connections open from this address. */
-unsigned ctrl_count_from(struct server *s, struct in_addr addr);
+/* A call of this connection ended (pppd may still be running): tell the
+ * peer with a Call-Disconnect-Notify if `result` is non-zero. */
+void ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result);
+/* Its pppd was reaped: the call no longer counts against the connection. */
+void ctrl_call_gone(struct ctrl *c, struct call *call);
 
 const char *ctrl_peer_str(const struct ctrl *c);
 struct in_addr ctrl_peer_addr(const struct ctrl *c);

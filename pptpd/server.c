@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "call.h"
+#include "client.h"
 #include "ctrl.h"
 #include "gre.h"
 #include "msg.h"
@@ -18,6 +20,10 @@
 #include "server.h"
 
 #define SERVER_BACKLOG 128
+/* Lines per second about connections closing and calls starting or
+ * ending: plenty for real dial-in, a ceiling for a flood. */
+#define SERVER_RL_CONN_BURST 20
+#define SERVER_RL_CALL_BURST 50
 
 static void
 server_gre_log(void *arg, int prio, const char *msg)
@@ -73,20 +79,24 @@ server_accept_one(struct server *s, int fd, const struct sockaddr_in *peer)
 	const char *reason = NULL;
 	struct sockaddr_in local;
 	socklen_t len = sizeof(local);
+	struct client *cl = NULL;
 	int one = 1;
 
 	if (s->stopping)
 		reason = "shutting down";
 	else if (s->nctrls >= (unsigned)s->conf->connections)
 		reason = "connection limit reached";
+	else if ((cl = clients_get(s->clients, peer->sin_addr,
+	    loop_now(s->loop))) == NULL)
+		reason = "out of memory";
 	else if (s->conf->per_client &&
-	    ctrl_count_from(s, peer->sin_addr) >= (unsigned)s->conf->per_client)
+	    client_ctrls(cl) >= (unsigned)s->conf->per_client)
 		reason = "per-client connection limit reached";
 	else if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
 		reason = strerror(errno);
 	if (reason == NULL) {
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (ctrl_new(s, fd, peer, &local) != NULL)
+		if (ctrl_new(s, fd, peer, &local, cl) != NULL)
 			return;
 		reason = "out of resources";
 	}
@@ -156,8 +166,14 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->gre_lf.fd = -1;
 	s->rl_accept = (struct ratelimit)LOG_RL_INIT;
 	s->rl_input = (struct ratelimit)LOG_RL_INIT;
+	ratelimit_init(&s->rl_conn, SERVER_RL_CONN_BURST, LOG_RL_PERIOD_MS);
+	ratelimit_init(&s->rl_call, SERVER_RL_CALL_BURST, LOG_RL_PERIOD_MS);
 	TAILQ_INIT(&s->ctrls);
 	TAILQ_INIT(&s->calls);
+	if ((s->clients = clients_new()) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	if (conf->remoteip != NULL) {
 		char perr[CONF_ERR_LEN];
 		s->pool = pool_new(conf->localip, conf->remoteip, perr, sizeof(perr));
@@ -198,13 +214,32 @@ fail:
 	return NULL;
 }
 
+/* Stopping, and nothing left to wait for. */
+static void
+server_check_stopped(struct server *s)
+{
+	if (s->stopping && TAILQ_EMPTY(&s->calls) && s->nctrls == 0)
+		loop_stop(s->loop);
+}
+
 void
 server_ctrl_gone(struct server *s, struct ctrl *c)
 {
 	(void)c;
 	s->nctrls--;
-	if (s->stopping && TAILQ_EMPTY(&s->calls) && s->nctrls == 0)
-		loop_stop(s->loop);
+	server_check_stopped(s);
+}
+
+void
+server_call_gone(struct server *s)
+{
+	server_check_stopped(s);
+}
+
+unsigned
+server_setups(const struct server *s)
+{
+	return s->nsetups;
 }
 
 struct call *
@@ -229,24 +264,49 @@ server_reap(struct server *s)
 	}
 }
 
+/* Cut off what a clean stop has not finished: pppd is killed, not
+ * waited for (we exit; init reaps it). */
+static void
+server_force_stop(struct server *s, const char *why)
+{
+	struct ctrl *c;
+	struct call *call;
+
+	log_msg(LOG_WARNING, "stop: %s: closing %u connections, killing %s pppd",
+	    why, s->nctrls, TAILQ_EMPTY(&s->calls) ? "no" : "every");
+	while ((c = TAILQ_FIRST(&s->ctrls)) != NULL)
+		ctrl_close(c, "server stopping");
+	TAILQ_FOREACH(call, &s->calls, s_entry)
+		if (call->pid > 0)
+			kill(call->pid, SIGKILL);
+	loop_stop(s->loop);
+}
+
+static void
+server_stop_timeout(void *arg)
+{
+	server_force_stop(arg, "stop-timeout reached");
+}
+
 void
 server_shutdown(struct server *s)
 {
-	if (s->stopping)
+	if (s->stopping) {
+		server_force_stop(s, "second stop signal");
 		return;
+	}
 	s->stopping = 1;
-	log_msg(LOG_NOTICE, "shutting down: %u connections, hanging up every call",
-	    s->nctrls);
+	log_msg(LOG_NOTICE, "shutting down: %u connections: hanging up every "
+	    "call (at most %d s)", s->nctrls, s->conf->stop_timeout);
 	if (s->listen_fd >= 0) {
 		loop_fd_del(s->loop, &s->listen_lf);
 		close(s->listen_fd);
 		s->listen_fd = -1;
 	}
-	struct ctrl *c;
-	while ((c = TAILQ_FIRST(&s->ctrls)) != NULL)
-		ctrl_close(c, "server shutting down");
-	if (TAILQ_EMPTY(&s->calls))
-		loop_stop(s->loop);
+	loop_timer_set(s->loop, &s->stop_timer,
+	    (uint64_t)s->conf->stop_timeout * 1000, server_stop_timeout, s);
+	ctrl_stop_all(s, PPTP_CDN_ADMIN_SHUTDOWN, "server shutting down");
+	server_check_stopped(s);
 }
 
 void
@@ -257,10 +317,18 @@ server_free(struct server *s)
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	facts_close(&s->facts);
+	/* Left after a forced stop: their pppd was killed, not reaped. */
+	struct call *call;
+	while ((call = TAILQ_FIRST(&s->calls)) != NULL) {
+		TAILQ_REMOVE(&s->calls, call, s_entry);
+		call_destroy(call);
+	}
 	if (s->gre != NULL) {
 		loop_fd_del(s->loop, &s->gre_lf);
 		gre_engine_free(s->gre);
 	}
+	loop_timer_cancel(s->loop, &s->stop_timer);
+	clients_free(s->clients);
 	pool_free(s->pool);
 	free(s);
 }
@@ -272,7 +340,7 @@ server_status(struct server *s)
 	struct call *c;
 	struct gre_engine_stats gs;
 	TAILQ_FOREACH(c, &s->calls, s_entry) {
-		if (c->state == CALL_ACTIVE)
+		if (call_is_live(c))
 			active++;
 		else
 			ending++;

@@ -4,6 +4,7 @@
 #define PPTPD_SERVER_H
 
 #include <netinet/in.h>
+#include <stdint.h>
 #include <sys/queue.h>
 #include <sys/types.h>
 
@@ -15,7 +16,11 @@
 struct ctrl;
 struct call;
 struct pool;
+struct clients;
 struct gre_engine;
+
+/* Call IDs are 16 bits: one bit each, taken until pppd is reaped. */
+#define SERVER_CALL_ID_WORDS (65536 / 64)
 
 TAILQ_HEAD(ctrl_list, ctrl);
 TAILQ_HEAD(call_list, call);
@@ -32,14 +37,24 @@ struct server {
 	struct ctrl_list   ctrls;
 	struct call_list   calls;      /* every call until its pppd is reaped */
 	unsigned           nctrls;
+	unsigned           nsetups;    /* calls counted in call-setups */
+	struct clients    *clients;    /* per client address (client.h) */
+	uint64_t           call_ids[SERVER_CALL_ID_WORDS];
 	int                stopping;
+	struct loop_timer  stop_timer; /* stop-timeout */
 	struct ratelimit   rl_accept;  /* refused connections */
-	struct ratelimit   rl_input;    /* rejected control input */
+	struct ratelimit   rl_input;   /* rejected control input */
+	struct ratelimit   rl_conn;    /* connections closed or stopping */
+	struct ratelimit   rl_call;    /* calls started and ended */
 };
 
 struct server *server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen);
-/* Hang up every call and close every connection; returns once all pppd
- * children are reaped (or killed after a grace period). */
+/* SIGTERM: stop accepting, stop every connection cleanly (ctrl_stop: each
+ * call hung up with a Call-Disconnect-Notify, then a
+ * Stop-Control-Connection-Request), and stop the loop once every
+ * connection is closed and every pppd reaped. Returns at once; the loop
+ * does the work. After `stop-timeout` seconds, or when called a second
+ * time, what is left is cut off: connections closed, pppd killed. */
 void server_shutdown(struct server *s);
 void server_free(struct server *s);
 /* SIGCHLD: reap every exited pppd. */
@@ -49,6 +64,8 @@ void server_status(struct server *s);
 
 /* Bookkeeping used by ctrl.c and call.c. */
 void server_ctrl_gone(struct server *s, struct ctrl *c);
+void server_call_gone(struct server *s);
 struct call *server_call_by_pid(struct server *s, pid_t pid);
+unsigned server_setups(const struct server *s);
 
 #endif

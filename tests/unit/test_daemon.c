@@ -34,6 +34,8 @@
 #define REPLY_MS    3000
 
 static char tmpdir[] = "/tmp/pptpd-test-XXXXXX";
+/* The pool of the next daemon_start (tests that need more addresses). */
+static const char *pool = "198.19.0.10-11";
 static char logpath[PATH_MAX];
 static pid_t daemon_pid;
 
@@ -68,10 +70,12 @@ daemon_start(const char *extra)
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(conf, sizeof(conf),
 	    "ppp %s/" FAKE_PPPD "\noption %s/options\nlocalip 198.19.0.1\n"
-	    "remoteip 198.19.0.10-11\nlisten 127.0.0.1\nplugin %s/" PLUGIN "\n%s",
-	    cwd, tmpdir, cwd, extra);
+	    "remoteip %s\nlisten 127.0.0.1\nplugin %s/" PLUGIN "\n%s",
+	    cwd, tmpdir, pool, cwd, extra);
 	write_file("pptpd.conf", conf);
 	write_file("options", "# nothing\n");
+	snprintf(path, sizeof(path), "rm -f %s/*.args", tmpdir);
+	assert_int_equal(system(path), 0);   /* the last daemon's pppd */
 	snprintf(logpath, sizeof(logpath), "%s/pptpd.log", tmpdir);
 	daemon_pid = fork();
 	assert_true(daemon_pid >= 0);
@@ -252,18 +256,12 @@ daemon_children(void)
 	return n;
 }
 
+static int log_count(const char *needle);
+
 static int
 log_contains(const char *needle)
 {
-	FILE *f = fopen(logpath, "r");
-	char line[1024];
-	int found = 0;
-	if (f == NULL)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
+	return log_count(needle) > 0;
 }
 
 static void
@@ -384,31 +382,26 @@ test_pppd_exit_sends_cdn(void **state)
 static void
 test_pool_exhausted_and_returned(void **state)
 {
-	int s1 = pns_start(), s2 = pns_start(), s3 = pns_start();
+	int s1 = pns_start(), s2 = pns_start();
 	struct pptp_msg r;
 	pns_call(s1, 1, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	/* one call per control connection, as every real client does */
-	pns_call(s1, 2, &r);
-	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_GENERAL_ERROR);
-	assert_true(log_contains("too many calls on this connection"));
-	pns_call(s2, 3, &r);
+	pns_call(s1, 2, &r);   /* a second call on the same connection */
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	pns_call(s3, 4, &r);   /* pool of two */
+	pns_call(s2, 3, &r);   /* pool of two */
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_GENERAL_ERROR);
 	assert_int_equal(r.u.ocrp.error, PPTP_ERR_NO_RESOURCE);
 	assert_true(log_contains("address pool exhausted"));
-	/* the clients leaving hang up both calls and free both addresses */
+	/* the client leaving hangs up both calls and frees both addresses */
 	close(s1);
-	close(s2);
 	wait_for(daemon_children, 0, 3000);
 	s1 = pns_start();
 	pns_call(s1, 5, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	pns_call(s3, 6, &r);
+	pns_call(s2, 6, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
 	close(s1);
-	close(s3);
+	close(s2);
 	wait_for(daemon_children, 0, 3000);
 }
 
@@ -502,6 +495,335 @@ test_config_error_exit_status(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* ---- issue 12: several calls per connection, bounded setups, clean stops */
+
+static void
+pns_send_simple(int s, unsigned type, uint16_t id)
+{
+	struct pptp_msg m = { .type = type };
+	switch (type) {
+	case PPTP_CCRQ: m.u.ccrq.call_id = id; break;
+	case PPTP_SLI: m.u.sli.peer_call_id = id; break;
+	case PPTP_WEN: m.u.wen.peer_call_id = id; break;
+	case PPTP_STOPCCRP: m.u.stop.reason_or_result = PPTP_STOP_OK; break;
+	default: break;
+	}
+	pns_send(s, &m);
+}
+
+/* Read until a message of `type` arrives; -1 on close or timeout. */
+static int
+pns_expect(int s, unsigned type, struct pptp_msg *m, int timeout_ms)
+{
+	while (pns_recv(s, m, timeout_ms) == 0)
+		if (m->type == type)
+			return 0;
+	return -1;
+}
+
+/* Lines above debug level: -d asks for every message, the rest must be
+ * rate-limited. */
+static int
+log_lines(void)
+{
+	FILE *f = fopen(logpath, "r");
+	char line[1024];
+	int n = 0;
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, " pptpd debug: ") == NULL;
+	fclose(f);
+	return n;
+}
+
+static int
+log_count(const char *needle)
+{
+	FILE *f = fopen(logpath, "r");
+	char line[1024];
+	int n = 0;
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+static long
+ms_since(const struct timespec *a)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+}
+
+static int
+teardown_quiet(void **state)
+{
+	pool = "198.19.0.10-11";
+	unsetenv("FAKE_PPPD_IGNORE_TERM");
+	unsetenv("FAKE_PPPD_UP_USER");
+	return teardown(state);
+}
+
+/* pptp-linux carries every tunnel from one host on one connection. */
+static void
+test_several_calls_per_connection(void **state)
+{
+	int s = pns_start();
+	struct pptp_msg r[3], m;
+	for (uint16_t i = 0; i < 2; i++) {
+		pns_call(s, (uint16_t)(100 + i), &r[i]);
+		assert_int_equal(r[i].u.ocrp.result, PPTP_OCRP_CONNECTED);
+	}
+	assert_int_not_equal(r[0].u.ocrp.call_id, r[1].u.ocrp.call_id);
+	wait_for(daemon_children, 2, 2000);
+	/* a peer Call ID already in use on this connection is refused */
+	pns_call(s, 100, &r[2]);
+	assert_int_equal(r[2].u.ocrp.result, PPTP_OCRP_GENERAL_ERROR);
+	assert_int_equal(r[2].u.ocrp.error, PPTP_ERR_BAD_CALL_ID);
+	/* clearing one call ends that one only */
+	pns_send_simple(s, PPTP_CCRQ, 101);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, r[1].u.ocrp.call_id);
+	wait_for(daemon_children, 1, 3000);
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 5;
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_ECHORP, &m, REPLY_MS), 0);
+	close(s);
+	wait_for(daemon_children, 0, 3000);
+}
+
+/* A call counts against its connection until its pppd is reaped: clearing
+ * calls whose pppd is slow to die does not make room for more. */
+static void
+test_ending_calls_count(void **state)
+{
+	struct pptp_msg r, m;
+	pool = "198.19.0.10-20";
+	setenv("FAKE_PPPD_IGNORE_TERM", "1", 1);
+	daemon_start("calls-per-connection 3\n");
+	int s = pns_start();
+	for (uint16_t i = 1; i <= 3; i++) {
+		pns_call(s, i, &r);
+		assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+		wait_for(args_files, i, 2000);   /* its SIGTERM trap is set */
+		pns_send_simple(s, PPTP_CCRQ, i);
+		assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	}
+	assert_int_equal(daemon_children(), 3);   /* all three still ending */
+	pns_call(s, 4, &r);
+	assert_int_not_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	assert_true(log_contains("too many calls on this connection"));
+	/* once SIGKILL has reaped them (5 s grace), calls are possible again */
+	wait_for(daemon_children, 0, 8000);
+	pns_call(s, 5, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	close(s);
+}
+
+/* OCRQ then CCRQ in a loop: the review saw 1000 root pppd started in
+ * 0.85 s. Now call-rate-per-client bounds the starts, and the refusals do
+ * not flood the log. */
+static void
+test_call_loop_rate_limited(void **state)
+{
+	struct pptp_msg r, m;
+	struct timespec t0;
+	int connected = 0, busy = 0;
+	pool = "198.19.0.10-90";
+	daemon_start("calls-per-connection 1000\ncall-rate-per-client 5\n");
+	int s = pns_start();
+	int lines0 = log_lines();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint16_t i = 1; i <= 300; i++) {
+		pns_call(s, i, &r);
+		if (r.u.ocrp.result == PPTP_OCRP_CONNECTED) {
+			connected++;
+			pns_send_simple(s, PPTP_CCRQ, i);
+			assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+		} else {
+			busy += r.u.ocrp.result == PPTP_OCRP_BUSY;
+		}
+	}
+	long ms = ms_since(&t0);
+	print_message("call loop: 300 OCRQ in %ld ms: %d connected, %d busy, "
+	    "%d pppd started, %d log lines\n", ms, connected, busy,
+	    args_files(), log_lines() - lines0);
+	/* a burst of 5, then 5 per second */
+	assert_true(connected >= 5);
+	assert_true(connected <= 5 + 5 * (ms / 1000 + 1));
+	assert_int_equal(connected + busy, 300);
+	/* (a stand-in killed at once may not have written its file yet) */
+	assert_true(args_files() <= connected);
+	assert_true(log_contains("call-rate-per-client"));
+	assert_true(log_lines() - lines0 < 150);
+	close(s);
+}
+
+/* Every line remote input can cause goes through a rate limiter. */
+static void
+test_log_flood_rate_limited(void **state)
+{
+	int s = pns_start();
+	struct timespec t0;
+	int lines0 = log_lines();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 1000; i++) {
+		pns_send_simple(s, PPTP_WEN, (uint16_t)i);
+		pns_send_simple(s, PPTP_CCRQ, (uint16_t)i);
+		pns_send_simple(s, PPTP_SLI, (uint16_t)i);
+	}
+	for (int i = 0; i < 200; i++)
+		close(pns_start());
+	/* the daemon has read it all once an echo comes back */
+	struct pptp_msg m = { .type = PPTP_ECHORQ };
+	m.u.echo.id = 9;
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_ECHORP, &m, 5000), 0);
+	long ms = ms_since(&t0);
+	int lines = log_lines() - lines0;
+	print_message("log flood: 3000 bad messages and 200 connections in "
+	    "%ld ms gave %d log lines\n", ms, lines);
+	/* each limiter: 10 or 20 lines a second, and one line for the rest */
+	assert_true(lines <= 80 * (ms / 1000 + 1));
+	close(s);
+}
+
+/* A connection whose last call has ended is stopped after stimeout, with
+ * a Stop-Control-Connection-Request, even if it keeps answering. */
+static void
+test_connection_without_call_stopped(void **state)
+{
+	struct pptp_msg r, m;
+	struct timespec t0;
+	daemon_start("stimeout 1\n");
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	pns_send_simple(s, PPTP_CCRQ, 1);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(pns_expect(s, PPTP_STOPCCRQ, &m, 4000), 0);
+	assert_true(ms_since(&t0) >= 800);
+	pns_send_simple(s, PPTP_STOPCCRP, 0);
+	assert_true(pns_closed(s, REPLY_MS));
+	close(s);
+	assert_true(log_contains("no call in time"));
+}
+
+/* SIGTERM: the peer hears of it (CDN, then StopCCRQ), and the daemon exits
+ * once it has answered. */
+static void
+test_shutdown_tells_the_peer(void **state)
+{
+	struct pptp_msg r, m;
+	int st;
+	daemon_start("");
+	int s = pns_start();
+	pns_call(s, 42, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(daemon_children, 1, 2000);
+	kill(daemon_pid, SIGTERM);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, r.u.ocrp.call_id);
+	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
+	assert_int_equal(pns_recv(s, &m, REPLY_MS), 0);
+	assert_int_equal(m.type, PPTP_STOPCCRQ);
+	pns_send_simple(s, PPTP_STOPCCRP, 0);
+	assert_true(pns_closed(s, REPLY_MS));
+	close(s);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A peer that never answers the StopCCRQ does not hold the exit up past
+ * stop-timeout, and a second SIGTERM cuts it short. */
+static void
+test_shutdown_bounded(void **state)
+{
+	struct pptp_msg r;
+	struct timespec t0;
+	int st;
+	setenv("FAKE_PPPD_IGNORE_TERM", "1", 1);
+	daemon_start("stop-timeout 2\n");
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(args_files, 1, 2000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(daemon_pid, SIGTERM);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	long ms = ms_since(&t0);
+	assert_true(ms >= 1500 && ms < 4000);
+	assert_true(WIFEXITED(st));
+	assert_true(log_contains("stop-timeout reached"));
+	close(s);
+	unsetenv("FAKE_PPPD_IGNORE_TERM");
+	/* second signal */
+	setenv("FAKE_PPPD_IGNORE_TERM", "1", 1);
+	daemon_start("stop-timeout 30\n");
+	s = pns_start();
+	pns_call(s, 1, &r);
+	wait_for(args_files, 1, 2000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(daemon_pid, SIGTERM);
+	usleep(200000);
+	kill(daemon_pid, SIGTERM);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	assert_true(ms_since(&t0) < 2000);
+	assert_true(log_contains("second stop signal"));
+	close(s);
+	unsetenv("FAKE_PPPD_IGNORE_TERM");
+}
+
+/* The CDN goes to a peer that may not have authenticated: no internals. */
+static void
+test_cdn_text_is_neutral(void **state)
+{
+	int s = pns_start();
+	struct pptp_msg r, m;
+	pns_call(s, 7, &r);
+	wait_for(args_files, 1, 2000);
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof(cmd), "for f in %s/*.args; do p=${f##*/}; "
+	    "kill ${p%%.args}; done", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_string_equal(m.u.cdn.stats, "lost carrier");
+	/* the detail stays in our log */
+	assert_true(log_contains("pppd killed by signal") ||
+	    log_contains("pppd hung up the line"));
+	close(s);
+}
+
+/* A user name is the peer's choice: a newline in it must not forge a log
+ * line, an escape must not reach a terminal. */
+static void
+test_report_user_cleaned(void **state)
+{
+	struct pptp_msg r;
+	setenv("FAKE_PPPD_UP_USER",
+	    "evil%0A12:00:00.000%20pptpd%20notice:%20forged%1B%5B2J", 1);
+	daemon_start("");
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	for (int i = 0; i < 200 && !log_contains("session start"); i++)
+		usleep(10000);
+	assert_true(log_contains("session start: call"));
+	assert_true(log_contains("user evil?12:00:00.000 pptpd notice: forged?[2J "));
+	assert_int_equal(log_count("\x1b"), 0);
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof(cmd), "grep -q '^12:00:00.000' %s", logpath);
+	assert_int_not_equal(system(cmd), 0);
+	close(s);
+}
+
 int
 main(void)
 {
@@ -524,6 +846,15 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_order_abuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_connection_closed_at_stimeout, setup, teardown),
 		cmocka_unit_test(test_config_error_exit_status),
+		cmocka_unit_test_setup_teardown(test_several_calls_per_connection, setup, teardown),
+		cmocka_unit_test_teardown(test_ending_calls_count, teardown_quiet),
+		cmocka_unit_test_teardown(test_call_loop_rate_limited, teardown_quiet),
+		cmocka_unit_test_setup_teardown(test_log_flood_rate_limited, setup, teardown),
+		cmocka_unit_test_teardown(test_connection_without_call_stopped, teardown_quiet),
+		cmocka_unit_test(test_shutdown_tells_the_peer),
+		cmocka_unit_test(test_shutdown_bounded),
+		cmocka_unit_test_setup_teardown(test_cdn_text_is_neutral, setup, teardown),
+		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
 	};
 	int rc = cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
 	char cmd[PATH_MAX + 16];
