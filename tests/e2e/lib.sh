@@ -359,6 +359,22 @@ server_stop() {
 
 server_pid() { local p; read -r p <"$E2E_DIR/server.pid" && echo "$p"; }
 
+# status_line: our daemon's SIGUSR1 status line ("status: N connections,
+# N calls active, N ending, pool N of N free, ...").
+status_line() {
+	local before
+	before=$(grep -c 'status:' "$E2E_SERVER_LOG" || true)
+	kill -USR1 "$(server_pid)"
+	for _ in $(seq 50); do
+		[ "$(grep -c 'status:' "$E2E_SERVER_LOG" || true)" -gt "$before" ] && break
+		e2e_sleep 0.1
+	done
+	grep 'status:' "$E2E_SERVER_LOG" | tail -n 1
+}
+
+# server_children: processes (pppd) the server has forked and not reaped.
+server_children() { children "$(server_pid)" | wc -l; }
+
 # port_listening NS PORT: a TCP listener on PORT in NS.
 port_listening() {
 	ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
@@ -384,6 +400,10 @@ pid_listening() {
 #   CLIENT_NS=cli2 ...          dial from another netns
 #   PPTP_ARGS="--test-type 1 --test-rate 10"   extra pptp-linux arguments
 #   CLIENT_SERVER=198.18.0.1    server address
+#   CLIENT_CALLMGR_OF=c1        dial through client c1's pptp call manager
+#                               (same netns): both calls then ride c1's
+#                               control connection, as pptp-linux does for
+#                               every tunnel from one host to one server
 # State goes to $E2E_DIR/clients/NAME/ (pid, ifname, ip, peer, ns,
 # dial_time, pppd.log), so it also works inside $(...).
 client_up() {
@@ -392,8 +412,10 @@ client_up() {
 	local ns=${CLIENT_NS:-$NS_CLI} server=${CLIENT_SERVER:-$SERVER_IP}
 	local dir=$E2E_DIR/clients/$name
 	local timeout=${E2E_DIAL_TIMEOUT:-60}
+	local run=$dir/pptp-run
+	[ -n "${CLIENT_CALLMGR_OF:-}" ] && run=$E2E_DIR/clients/$CLIENT_CALLMGR_OF/pptp-run
 	rm -rf "$dir"
-	mkdir -p "$dir/pptp-run"
+	mkdir -p "$dir" "$run"
 	echo "$ns" >"$dir/ns"
 	rm -f "/run/ppp-$name.pid"
 
@@ -401,10 +423,11 @@ client_up() {
 	t0=$(now_us)
 	# pptp-linux names its call-manager socket after the server address
 	# only, in /var/run/pptp: clients in different netns would share one
-	# control connection. Each client gets its own /var/run/pptp.
+	# control connection. Each client gets its own /var/run/pptp, unless
+	# CLIENT_CALLMGR_OF names the client whose call manager it shares.
 	# shellcheck disable=SC2016 # $1 is for the inner sh
 	ip netns exec "$ns" unshare --mount --propagation private -- \
-		sh -c 'mount --bind "$1" /var/run/pptp && shift && exec "$@"' sh "$dir/pptp-run" \
+		sh -c 'mount --bind "$1" /var/run/pptp && shift && exec "$@"' sh "$run" \
 		pppd pty "pptp $server --nolaunchpppd ${PPTP_ARGS:-}" \
 		name "$user" user "$user" password "$pass" remotename pptpd \
 		require-mppe-128 nodefaultroute noauth nodetach lcp-restart 1 \
@@ -550,10 +573,13 @@ children() {
 }
 
 # ---------------------------------------------------------------- traffic
-# ping_loss NS DEST [COUNT]: packet loss in percent (integer).
+# ping_loss NS DEST [COUNT] [IFACE]: packet loss in percent (integer).
+# IFACE sends through that interface (ping -I): several tunnels in one netns
+# all lead to the same server tunnel address.
 ping_loss() {
-	local ns=$1 dest=$2 count=${3:-10} out
-	out=$(ip netns exec "$ns" ping -n -q -c "$count" -i 0.2 -W 2 "$dest" 2>&1) || true
+	local ns=$1 dest=$2 count=${3:-10} out via=()
+	[ -n "${4:-}" ] && via=(-I "$4")
+	out=$(ip netns exec "$ns" ping -n -q -c "$count" -i 0.2 -W 2 "${via[@]}" "$dest" 2>&1) || true
 	if [[ $out =~ \ ([0-9]+)(\.[0-9]+)?%\ packet\ loss ]]; then
 		echo "${BASH_REMATCH[1]}"
 	else

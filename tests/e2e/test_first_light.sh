@@ -15,20 +15,6 @@ set -euo pipefail
 
 CYCLES=${FIRST_LIGHT_CYCLES:-20}
 
-# status_field NAME: a number from the daemon's SIGUSR1 status line.
-status_line() {
-	local before
-	before=$(grep -c 'status:' "$E2E_SERVER_LOG" || true)
-	kill -USR1 "$(server_pid)"
-	for _ in $(seq 50); do
-		[ "$(grep -c 'status:' "$E2E_SERVER_LOG" || true)" -gt "$before" ] && break
-		sleep 0.1
-	done
-	grep 'status:' "$E2E_SERVER_LOG" | tail -n 1
-}
-
-server_children() { children "$(server_pid)" | wc -l; }
-
 e2e_init
 netns_up
 write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
