@@ -625,6 +625,44 @@ class Suite:
             return "%d OCRQ" % n, problems, "%d connected" % ok
         self.attack("OCRQ flood on one connection", many_ocrq)
 
+        def ocrq_ccrq_loop():
+            # The review's loop: every OCRQ started a root pppd (1000 in
+            # 0.85 s), each CCRQ let the next one start. The starts must
+            # be bounded by call-rate-per-client (10/s, bursts of 10), the
+            # refusals must not flood the log.
+            log0 = len(self.server_log())
+            c = Conn(env, src=env.atk_src)
+            c.send(w.sccrq())
+            c.recv(w.SCCRP, timeout=3)
+            n, ok = 300, 0
+            t0 = time.monotonic()
+            for i in range(n):
+                c.send(w.ocrq(2000 + i))
+                m = c.recv(w.OCRP, timeout=3)
+                if m is None:
+                    break
+                if m["result"] == 1:
+                    ok += 1
+                    c.send(w.ccrq(2000 + i))
+            took = time.monotonic() - t0
+            c.send(w.stopccrq())
+            time.sleep(0.5)
+            c.close()
+            newlog = self.server_log()[log0:]
+            started = newlog.count("started pppd")
+            lines = sum(1 for l in newlog.splitlines() if " debug: " not in l)
+            problems = []
+            bound = 10 + 10 * (int(took) + 1)
+            if started > bound:
+                problems.append("%d pppd started in %.1f s (bound %d)" %
+                                (started, took, bound))
+            if lines > 60 * (int(took) + 2):
+                problems.append("%d log lines in %.1f s" % (lines, took))
+            return "%d OCRQ+CCRQ" % n, problems, \
+                "%d connected, %d pppd started in %.1f s, %d log lines" % (
+                    ok, started, took, lines)
+        self.attack("OCRQ/CCRQ loop on one connection", ocrq_ccrq_loop)
+
     # ------------------------------------------------------------ GRE
     def gre_attacks(self):
         env = self.env
