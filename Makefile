@@ -69,6 +69,11 @@ plugin:
 tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a .build-flags
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) -lcmocka
 
+# test_daemon preloads it into the daemon to fix its "random" Call IDs.
+tests/fixtures/fixed-getrandom.so: tests/fixtures/fixed-getrandom.c
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $<
+tests/unit/test_daemon: tests/fixtures/fixed-getrandom.so
+
 unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 	$(MAKE) -C plugin check
@@ -126,5 +131,5 @@ install: all
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:
-	rm -f common/*.o common/libcommon.a gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd $(UNIT_BIN) .build-flags
+	rm -f tests/fixtures/fixed-getrandom.so common/*.o common/libcommon.a gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd $(UNIT_BIN) .build-flags
 	-$(MAKE) -C plugin clean

@@ -898,6 +898,7 @@ teardown_quiet(void **state)
 	pool = "198.19.0.10-11";
 	unsetenv("FAKE_PPPD_IGNORE_TERM");
 	unsetenv("FAKE_PPPD_UP_USER");
+	unsetenv("LD_PRELOAD");
 	return teardown(state);
 }
 
@@ -1046,6 +1047,36 @@ test_connection_without_call_stopped(void **state)
 	assert_true(pns_closed(s, REPLY_MS));
 	close(s);
 	assert_true(log_contains("no call in time"));
+}
+
+/* A Call ID stays taken while its call is ending: the old pppd still
+ * reports under it. The daemon's getrandom() is fixed here, so it draws
+ * the same ID for both calls. */
+static void
+test_call_id_not_reused_while_ending(void **state)
+{
+	struct pptp_msg r1, r2, m;
+	char so[PATH_MAX + 64], cwd[PATH_MAX];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(so, sizeof(so), "%s/tests/fixtures/fixed-getrandom.so", cwd);
+	setenv("LD_PRELOAD", so, 1);
+	/* (the sanitizer build's runtime must come first otherwise) */
+	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);
+	setenv("FAKE_PPPD_IGNORE_TERM", "1", 1);
+	daemon_start("");
+	unsetenv("LD_PRELOAD");
+	int s = pns_start();
+	pns_call(s, 1, &r1);
+	assert_int_equal(r1.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	assert_int_equal(r1.u.ocrp.call_id, 0x5a5a);   /* the shim works */
+	wait_for(args_files, 1, 2000);
+	pns_send_simple(s, PPTP_CCRQ, 1);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(daemon_children(), 1);   /* still ending */
+	pns_call(s, 2, &r2);
+	assert_int_equal(r2.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	assert_int_not_equal(r2.u.ocrp.call_id, r1.u.ocrp.call_id);
+	close(s);
 }
 
 /* SIGTERM: the peer hears of it (CDN, then StopCCRQ), and the daemon exits
@@ -1199,6 +1230,7 @@ main(void)
 		cmocka_unit_test_teardown(test_call_loop_rate_limited, teardown_quiet),
 		cmocka_unit_test_setup_teardown(test_log_flood_rate_limited, setup, teardown),
 		cmocka_unit_test_teardown(test_connection_without_call_stopped, teardown_quiet),
+		cmocka_unit_test_teardown(test_call_id_not_reused_while_ending, teardown_quiet),
 		cmocka_unit_test(test_shutdown_tells_the_peer),
 		cmocka_unit_test(test_shutdown_bounded),
 		cmocka_unit_test_setup_teardown(test_cdn_text_is_neutral, setup, teardown),
