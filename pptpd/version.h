@@ -1,6 +1,6 @@
 #ifndef PPTPD_VERSION_H
 #define PPTPD_VERSION_H
-#define PPTPD_VERSION       "0.2.0"
+#define PPTPD_VERSION       "0.3.0"
 /* Firmware Revision in SCCRP: major.minor as two bytes. */
-#define PPTPD_FIRMWARE_REV  0x0002
+#define PPTPD_FIRMWARE_REV  0x0003
 #endif
