@@ -313,7 +313,7 @@ class Raw:
 
 # PPP LCP Terminate-Request: if any forged packet reached the server's pppd
 # the live session would end, which the ping would show.
-LCP_TERMREQ = bytes.fromhex("ff03c0210501000a6b696c6c")
+LCP_TERMREQ = bytes.fromhex("ff03c021050100086b696c6c")
 # PPP LCP Discard-Request (magic 0): pppd ignores it. For forged packets that
 # the server is expected to deliver (in-window numbers from the client's own
 # address, which PPTP cannot tell from the real ones): what is measured is
