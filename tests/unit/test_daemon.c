@@ -1365,6 +1365,33 @@ test_ctl_kill(void **state)
 	close(s2);
 }
 
+/* A user name is the peer's choice: quotes and backslashes in it are
+ * escaped in the JSON, and kill user finds it as it is shown. */
+static void
+test_ctl_json_escapes_user(void **state)
+{
+	struct pptp_msg r, m;
+	char cmd[PATH_MAX + 512];
+	setenv("FAKE_PPPD_USERS", "127.0.0.1=q%22%5C%0Ax%7B", 1);
+	daemon_start("");
+	int s = pns_start();
+	pns_call(s, 5, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	for (int i = 0; i < 300 && !log_contains("session start"); i++)
+		usleep(10000);
+	assert_int_equal(pptpctl("sessions --json"), 0);
+	snprintf(cmd, sizeof(cmd), "python3 -c '\n"
+	    "import json, sys\n"
+	    "s = json.load(open(sys.argv[1]))\n"
+	    "assert [x[\"user\"] for x in s] == [\"q\\\"\\\\?x{\"], s\n"
+	    "' %s/ctl.out", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pptpctl("kill user 'q\"\\?x{'"), 0);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, r.u.ocrp.call_id);
+	close(s);
+}
+
 /* No daemon: exit status 3, whether the socket is missing or stale. A
  * second daemon does not take a live socket away from the first. */
 static void
@@ -1475,6 +1502,7 @@ main(void)
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_status_and_sessions, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_kill, teardown_quiet),
+		cmocka_unit_test_teardown(test_ctl_json_escapes_user, teardown_quiet),
 		cmocka_unit_test(test_ctl_daemon_not_running),
 		cmocka_unit_test_setup_teardown(test_ctl_bad_requests, setup, teardown),
 	};
