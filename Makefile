@@ -1,5 +1,5 @@
 # pptpd -- PPTP VPN server: daemon (pptpd/), GRE engine (gre/), pppd plugin
-# (plugin/), shared helpers (common/), regression suite (regress/), tests
+# (plugin/), control tool (ctl/pptpctl), shared helpers (common/), regression suite (regress/), tests
 # (tests/), VM test bed (scripts/).
 
 PREFIX   ?= /usr/local
@@ -37,7 +37,7 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:.c=)
 
 .PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps valgrind releases FORCE
-all: pptpd/pptpd plugin
+all: pptpd/pptpd ctl/pptpctl plugin
 
 # Objects depend on the flags they were built with: switching SANITIZE=1 or
 # EXTRA_CFLAGS rebuilds everything instead of mixing old and new objects.
@@ -50,6 +50,10 @@ common/libcommon.a: $(COMMON_OBJ)
 
 gre/libgre.a: $(GRE_OBJ)
 	$(AR) rcs $@ $^
+
+# pptpctl shares only the protocol of pptpd/ctl.h and common/'s headers.
+ctl/pptpctl: ctl/pptpctl.c pptpd/ctl.h pptpd/facts.h pptpd/version.h common/strclean.h .build-flags
+	$(CC) $(ALL_CFLAGS) -o $@ ctl/pptpctl.c $(ALL_LDFLAGS)
 
 pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
@@ -126,10 +130,12 @@ bench: gre/libgre.a common/libcommon.a
 
 install: all
 	install -D -m 0755 pptpd/pptpd $(DESTDIR)$(SBINDIR)/pptpd
+	install -D -m 0755 ctl/pptpctl $(DESTDIR)$(SBINDIR)/pptpctl
 	install -D -m 0644 man/pptpd.8 $(DESTDIR)$(MANDIR)/man8/pptpd.8
+	install -D -m 0644 man/pptpctl.8 $(DESTDIR)$(MANDIR)/man8/pptpctl.8
 	install -D -m 0644 man/pptpd.conf.5 $(DESTDIR)$(MANDIR)/man5/pptpd.conf.5
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:
-	rm -f tests/fixtures/fixed-getrandom.so common/*.o common/libcommon.a gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd $(UNIT_BIN) .build-flags
+	rm -f tests/fixtures/fixed-getrandom.so common/*.o common/libcommon.a gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd ctl/pptpctl $(UNIT_BIN) .build-flags
 	-$(MAKE) -C plugin clean

@@ -271,6 +271,8 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 	c->ctrl = ctrl;
 	c->client = client;
 	c->peer = ctrl_peer_addr(ctrl);
+	snprintf(c->client_str, sizeof(c->client_str), "%s", ctrl_peer_str(ctrl));
+	c->stateless = -1;
 	c->peer_id = ocrq->u.ocrq.call_id;
 	c->pty = -1;
 	c->pty_lf.fd = -1;
@@ -509,13 +511,15 @@ call_log_session(struct call *c, const struct report_msg *m)
 	} else if (strcmp(m->event, "up") == 0) {
 		snprintf(c->user, sizeof(c->user), "%s", call_fact(m, "user"));
 		snprintf(c->mppe, sizeof(c->mppe), "%s", call_fact(m, "mppe"));
+		snprintf(c->tunnel, sizeof(c->tunnel), "%s", call_fact(m, "ip"));
+		c->stateless = strcmp(c->mppe, "none") == 0 ? -1 :
+		    strcmp(call_fact(m, "stateless"), "1") == 0;
 		c->up_ms = loop_now(c->srv->loop);
 		call_setup_done(c);
 		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "
 		    "tunnel %s mppe %s%s policy %s", c->id, c->peer_id, c->user, peer,
-		    call_fact(m, "ip"), c->mppe,
-		    strcmp(c->mppe, "none") == 0 ? "" :
-		    strcmp(call_fact(m, "stateless"), "1") == 0 ? " stateless" : " stateful",
+		    c->tunnel, c->mppe, c->stateless < 0 ? "" :
+		    c->stateless ? " stateless" : " stateful",
 		    call_fact(m, "policy"));
 	} else if (strcmp(m->event, "down") == 0) {
 		log_msg(LOG_NOTICE, "session end: call %u/%u user %s client %s tunnel %s "

@@ -45,6 +45,7 @@ struct call {
 	uint16_t          id;          /* ours, in the peer's GRE key */
 	uint16_t          peer_id;     /* the peer's */
 	struct in_addr    peer;
+	char              client_str[24];   /* "a.b.c.d:port" of its connection */
 	struct in_addr    local_ip, remote_ip;   /* the tunnel's */
 	int               pty;
 	pid_t             pid;
@@ -59,6 +60,8 @@ struct call {
 	/* What the pppd plugin reported (facts.c), for the session log. */
 	char              user[64];
 	char              mppe[8];      /* "none", "40", "128"; "" unknown */
+	int               stateless;    /* MPPE stateless: 1, stateful: 0, -1 unknown */
+	char              tunnel[16];   /* the peer's tunnel address pppd reported */
 	char              exit_reason[32];
 	uint64_t          up_ms;
 };

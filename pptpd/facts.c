@@ -40,7 +40,7 @@ facts_ready(void *arg, uint32_t events)
  * forged report, or replace our socket. One that anybody else could enter
  * or that is not ours (or not a directory: a symbolic link) is refused, not
  * repaired: we did not make it so and cannot tell what was done in it. */
-static int
+int
 facts_dir_check(char *err, size_t errlen)
 {
 	struct stat st;

@@ -21,6 +21,9 @@ struct facts {
 };
 
 /* Creates FACTS_DIR (0700) or checks that an existing one is a directory
+ * of ours that nobody else may enter (the control socket lives there too). */
+int  facts_dir_check(char *err, size_t errlen);
+/* Creates FACTS_DIR (0700) or checks that an existing one is a directory
  * of ours that nobody else may enter, then binds report.PID.sock in it. */
 int  facts_open(struct facts *f, struct server *s, char *err, size_t errlen);
 /* After daemon(): rename the socket after the process's pid now (the one

@@ -233,6 +233,8 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->listen_lf.fd = -1;
 	s->spare_fd = -1;
 	s->facts.fd = -1;
+	s->ctl.fd = -1;
+	s->started_ms = loop_now(loop);
 	s->gre_lf.fd = -1;
 	s->rl_accept = (struct ratelimit)LOG_RL_INIT;
 	s->rl_input = (struct ratelimit)LOG_RL_INIT;
@@ -276,6 +278,8 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		if (facts_open(&s->facts, s, err, errlen) < 0)
 			goto fail;
 	}
+	if (ctl_open(&s->ctl, s, err, errlen) < 0)
+		goto fail;
 	if (server_listen(s, err, errlen) < 0)
 		goto fail;
 	return s;
@@ -390,6 +394,7 @@ server_free(struct server *s)
 		close(s->spare_fd);
 	loop_timer_cancel(s->loop, &s->listen_pause);
 	facts_close(&s->facts);
+	ctl_close(&s->ctl);
 	/* Left after a forced stop: their pppd was killed, not reaped. */
 	struct call *call;
 	while ((call = TAILQ_FIRST(&s->calls)) != NULL) {

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "ctl.h"
 #include "facts.h"
 #include "log.h"
 #include "loop.h"
@@ -32,6 +33,8 @@ struct server {
 	struct gre_engine *gre;
 	struct loop_fd     gre_lf;
 	struct facts       facts;      /* reports of the pppd plugin */
+	struct ctl         ctl;        /* pptpctl's socket */
+	uint64_t           started_ms;
 	int                listen_fd;
 	struct loop_fd     listen_lf;
 	int                spare_fd;   /* /dev/null, given up to shed a client at EMFILE */

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -899,6 +900,7 @@ teardown_quiet(void **state)
 	unsetenv("FAKE_PPPD_IGNORE_TERM");
 	unsetenv("FAKE_PPPD_UP_USER");
 	unsetenv("LD_PRELOAD");
+	unsetenv("FAKE_PPPD_USERS");
 	return teardown(state);
 }
 
@@ -1188,6 +1190,301 @@ test_report_user_cleaned(void **state)
 	close(s);
 }
 
+
+/* ---- issue 10: the control socket and pptpctl */
+
+#define PPTPCTL   "ctl/pptpctl"
+#define CTL_SOCK  RUN_DIR "/ctl.sock"
+
+/* Run pptpctl with `args`; its stdout in tmpdir/ctl.out, stderr in
+ * tmpdir/ctl.err. Returns its exit status. */
+static int
+pptpctl(const char *args)
+{
+	char cmd[PATH_MAX * 2 + 512];
+	snprintf(cmd, sizeof(cmd), "timeout 20 " PPTPCTL " %s >%s/ctl.out 2>%s/ctl.err",
+	    args, tmpdir, tmpdir);
+	int st = system(cmd);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static int
+ctl_out_has(const char *needle)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/ctl.out", tmpdir);
+	return file_contains(path, needle);
+}
+
+static int
+ctl_out_contains(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The same, showing the output when the needle is not there. */
+static int
+ctl_out_contains(const char *fmt, ...)
+{
+	char needle[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(needle, sizeof(needle), fmt, ap);
+	va_end(ap);
+	int found = ctl_out_has(needle);
+	if (!found) {
+		char cmd[PATH_MAX + 64];
+		print_message("pptpctl output lacks '%s':\n", needle);
+		snprintf(cmd, sizeof(cmd), "cat %s/ctl.out %s/ctl.err >&2", tmpdir, tmpdir);
+		if (system(cmd) != 0)
+			print_message("(no output)\n");
+	}
+	return found;
+}
+
+/* A PNS whose control connection comes from `src` (any 127/8 address is
+ * ours on lo). */
+static int
+pns_start_from(const char *src)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT) };
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	inet_pton(AF_INET, src, &from.sin_addr);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&from, sizeof(from)), 0);
+	assert_int_equal(connect(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	struct pptp_msg m = { .type = PPTP_SCCRQ }, r;
+	m.u.sccr.version = PPTP_VERSION;
+	strcpy(m.u.sccr.vendor, "test");
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_SCCRP, &r, REPLY_MS), 0);
+	assert_int_equal(r.u.sccr.result, PPTP_SCCRP_OK);
+	return s;
+}
+
+/* Two sessions from two client addresses: alice from 127.0.0.1, bob from
+ * 127.0.0.2 (the stand-in pppd reports them "up" as the plugin would). */
+static void
+ctl_two_sessions(int *s1, int *s2, uint16_t *id1, uint16_t *id2)
+{
+	struct pptp_msg r;
+	setenv("FAKE_PPPD_USERS", "127.0.0.1=alice 127.0.0.2=bob", 1);
+	daemon_start("");
+	*s1 = pns_start_from("127.0.0.1");
+	pns_call(*s1, 11, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	*id1 = r.u.ocrp.call_id;
+	*s2 = pns_start_from("127.0.0.2");
+	pns_call(*s2, 22, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	*id2 = r.u.ocrp.call_id;
+	for (int i = 0; i < 300 && log_count("session start: call") < 2; i++)
+		usleep(10000);
+	assert_int_equal(log_count("session start: call"), 2);
+}
+
+static void
+test_ctl_status_and_sessions(void **state)
+{
+	int s1, s2;
+	uint16_t a, b;
+	struct stat st;
+	char cmd[PATH_MAX * 2 + 1024];
+	ctl_two_sessions(&s1, &s2, &a, &b);
+
+	/* root's only: a socket of mode 0600 in the 0700 directory */
+	assert_int_equal(lstat(CTL_SOCK, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, 0);
+
+	assert_int_equal(pptpctl("status"), 0);
+	assert_true(ctl_out_contains("version:     pptpd "));
+	assert_true(ctl_out_contains("connections: 2\n"));
+	assert_true(ctl_out_contains("calls:       2 (setup 0, up 2, hangup 0, ending 0)"));
+	assert_true(ctl_out_contains("pool:        0 of 2 free"));
+	assert_true(ctl_out_contains("limits:      connections "));
+
+	assert_int_equal(pptpctl("sessions"), 0);
+	assert_true(ctl_out_contains("%u/11 user alice client 127.0.0.1:", a));
+	assert_true(ctl_out_contains("%u/22 user bob client 127.0.0.2:", b));
+	assert_true(ctl_out_contains(" mppe none state up uptime "));
+
+	/* JSON a script can load: the right users, clients and tunnels */
+	assert_int_equal(pptpctl("sessions --json"), 0);
+	snprintf(cmd, sizeof(cmd), "python3 -c '\n"
+	    "import json, sys\n"
+	    "s = json.load(open(sys.argv[1]))\n"
+	    "assert len(s) == 2, s\n"
+	    "by = {x[\"user\"]: x for x in s}\n"
+	    "assert by[\"alice\"][\"id\"] == %u and by[\"bob\"][\"id\"] == %u, s\n"
+	    "assert by[\"alice\"][\"client\"].startswith(\"127.0.0.1:\"), s\n"
+	    "assert by[\"bob\"][\"client\"].startswith(\"127.0.0.2:\"), s\n"
+	    "t = sorted(x[\"tunnel\"] for x in s)\n"
+	    "assert t == [\"198.19.0.10\", \"198.19.0.11\"], t\n"
+	    "for x in s:\n"
+	    "    assert x[\"mppe\"] == \"none\" and x[\"state\"] == \"up\", x\n"
+	    "    for k in (\"uptime_s\", \"rx_bytes\", \"tx_bytes\", \"rx_packets\", \"tx_packets\"):\n"
+	    "        assert isinstance(x[k], int), (k, x)\n"
+	    "' %s/ctl.out", a, b, tmpdir);
+	assert_int_equal(system(cmd), 0);
+
+	/* show ID: the tunnel of the call is what pppd reported */
+	assert_int_equal(pptpctl("show 0"), 2);
+	snprintf(cmd, sizeof(cmd), "show %u", b);
+	assert_int_equal(pptpctl(cmd), 0);
+	assert_true(ctl_out_contains("user:        bob\n"));
+	assert_true(ctl_out_contains("client:      127.0.0.2:"));
+	assert_true(ctl_out_contains("tunnel:      198.19.0.1"));
+	close(s1);
+	close(s2);
+}
+
+/* kill: a clean hang-up of the one session asked for, a CDN to its
+ * client, its address back in the pool, a log line naming who asked; the
+ * other session is left alone. Errors have their own exit statuses. */
+static void
+test_ctl_kill(void **state)
+{
+	int s1, s2;
+	uint16_t a, b;
+	struct pptp_msg m;
+	char arg[64];
+	ctl_two_sessions(&s1, &s2, &a, &b);
+
+	assert_int_equal(pptpctl("kill user nobody"), 1);
+	assert_int_equal(pptpctl("kill address 198.18.9.9"), 1);
+	assert_int_equal(pptpctl("kill 65536"), 2);
+	assert_int_equal(pptpctl("kill address not-an-address"), 2);
+	assert_int_equal(pptpctl("kill"), 2);
+	assert_int_equal(pptpctl("frobnicate"), 2);
+	assert_int_equal(pptpctl("reload"), 5);
+	assert_int_equal(pptpctl("metrics"), 5);
+
+	snprintf(arg, sizeof(arg), "kill %u", a);
+	assert_int_equal(pptpctl(arg), 0);
+	assert_true(ctl_out_contains("%u/11 user alice: hanging up", a));
+	assert_int_equal(pns_expect(s1, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, a);
+	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
+	assert_true(log_contains("ctl: kill id "));
+	assert_true(log_contains("user alice hung up (asked by uid 0 pid "));
+	/* the address is free once pppd is reaped */
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(pptpctl("status"), 0);
+		if (ctl_out_has("pool:        1 of 2 free"))
+			break;
+		usleep(10000);
+	}
+	assert_true(ctl_out_contains("calls:       1 (setup 0, up 1, hangup 0, ending 0)"));
+	assert_int_equal(pptpctl("sessions"), 0);
+	assert_false(ctl_out_has("user alice"));
+	assert_true(ctl_out_contains("user bob"));
+	/* bob's connection heard nothing of it and still answers */
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 3;
+	pns_send(s2, &m);
+	assert_int_equal(pns_recv(s2, &m, REPLY_MS), 0);
+	assert_int_equal(m.type, PPTP_ECHORP);
+
+	/* by user: every session of bob's */
+	assert_int_equal(pptpctl("kill user bob"), 0);
+	assert_int_equal(pns_expect(s2, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, b);
+	assert_true(log_contains("ctl: kill user bob: call "));
+	assert_int_equal(pptpctl("kill user bob"), 1);
+	close(s1);
+	close(s2);
+}
+
+/* A user name is the peer's choice: quotes and backslashes in it are
+ * escaped in the JSON, and kill user finds it as it is shown. */
+static void
+test_ctl_json_escapes_user(void **state)
+{
+	struct pptp_msg r, m;
+	char cmd[PATH_MAX + 512];
+	setenv("FAKE_PPPD_USERS", "127.0.0.1=q%22%5C%0Ax%7B", 1);
+	daemon_start("");
+	int s = pns_start();
+	pns_call(s, 5, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	for (int i = 0; i < 300 && !log_contains("session start"); i++)
+		usleep(10000);
+	assert_int_equal(pptpctl("sessions --json"), 0);
+	snprintf(cmd, sizeof(cmd), "python3 -c '\n"
+	    "import json, sys\n"
+	    "s = json.load(open(sys.argv[1]))\n"
+	    "assert [x[\"user\"] for x in s] == [\"q\\\"\\\\?x{\"], s\n"
+	    "' %s/ctl.out", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pptpctl("kill user 'q\"\\?x{'"), 0);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, r.u.ocrp.call_id);
+	close(s);
+}
+
+/* No daemon: exit status 3, whether the socket is missing or stale. A
+ * second daemon does not take a live socket away from the first. */
+static void
+test_ctl_daemon_not_running(void **state)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	unlink(CTL_SOCK);
+	assert_int_equal(pptpctl("status"), 3);
+	/* left behind by a daemon that was killed */
+	mkdir(RUN_DIR, 0700);
+	strcpy(sun.sun_path, CTL_SOCK);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(fd);
+	assert_int_equal(pptpctl("status"), 3);
+	assert_int_equal(pptpctl("-s /nonexistent/ctl.sock status"), 3);
+
+	/* a new daemon replaces the stale socket, a second one is refused */
+	daemon_start("");
+	assert_int_equal(pptpctl("status"), 0);
+	assert_int_equal(daemon_once(""), 1);
+	assert_true(err_contains("another pptpd answers on " CTL_SOCK));
+	assert_int_equal(pptpctl("status"), 0);
+	assert_int_equal(WEXITSTATUS(daemon_stop()), 0);
+	/* and is gone with the daemon */
+	assert_int_not_equal(access(CTL_SOCK, F_OK), 0);
+	assert_int_equal(pptpctl("status"), 3);
+}
+
+/* Raw requests: bad ones get an error answer; a client that says nothing
+ * does not hold the daemon up. */
+static void
+test_ctl_bad_requests(void **state)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char buf[512];
+	strcpy(sun.sun_path, CTL_SOCK);
+	int silent = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(silent, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(pptpctl("status"), 0);
+
+	static const char *const bad[] = { "status\x1b[2J\n", "sessions\r\n", "" };
+	for (int i = 0; i < 3; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+		if (*bad[i])
+			assert_true(send(fd, bad[i], strlen(bad[i]), 0) > 0);
+		else {   /* too long, no newline */
+			memset(buf, 'a', sizeof(buf));
+			assert_int_equal(send(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+		}
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		assert_int_equal(poll(&p, 1, REPLY_MS), 1);
+		ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+		assert_true(n > 0);
+		buf[n] = '\0';
+		assert_non_null(strstr(buf, "error bad-request "));
+		close(fd);
+	}
+	close(silent);
+}
+
 int
 main(void)
 {
@@ -1235,6 +1532,11 @@ main(void)
 		cmocka_unit_test(test_shutdown_bounded),
 		cmocka_unit_test_setup_teardown(test_cdn_text_is_neutral, setup, teardown),
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
+		cmocka_unit_test_teardown(test_ctl_status_and_sessions, teardown_quiet),
+		cmocka_unit_test_teardown(test_ctl_kill, teardown_quiet),
+		cmocka_unit_test_teardown(test_ctl_json_escapes_user, teardown_quiet),
+		cmocka_unit_test(test_ctl_daemon_not_running),
+		cmocka_unit_test_setup_teardown(test_ctl_bad_requests, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
 	char cmd[PATH_MAX + 16];

@@ -1,0 +1,135 @@
+#!/bin/bash
+# test_ctl.sh -- pptpctl against a running server (issue 10, part 1).
+#
+#   scripts/e2e-run tests/e2e/test_ctl.sh
+#
+# What a user checks: with two tunnels up from two hosts (alice from
+# 198.18.0.2, bob from 198.18.0.3), `pptpctl sessions` and `sessions --json`
+# show each with its user, client and tunnel address and MPPE-128;
+# `pptpctl kill user alice` hangs up alice's session cleanly (her pppd
+# gets an LCP Terminate-Request and exits, the server logs the CDN and who
+# asked, her address is back in the pool) while bob's tunnel keeps passing
+# traffic; asking for a session that is not there exits 1.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PPTPCTL=${PPTPCTL:-$E2E_ROOT/ctl/pptpctl}
+E2E_DIAL_TIMEOUT=${E2E_DIAL_TIMEOUT:-30}
+
+# ctl ARGS...: pptpctl's output in $E2E_DIR/ctl.out, its status in $ctl_rc.
+ctl() {
+	ctl_rc=0
+	"$PPTPCTL" "$@" >"$E2E_DIR/ctl.out" 2>"$E2E_DIR/ctl.err" || ctl_rc=$?
+}
+
+# ctl_wait PATTERN ARGS...: until pptpctl ARGS prints a line matching
+# PATTERN (extended regex; 10 s).
+ctl_wait() {
+	local pat=$1
+	shift
+	for _ in $(seq 50); do
+		ctl "$@"
+		grep -Eq -- "$pat" "$E2E_DIR/ctl.out" && return 0
+		e2e_sleep 0.2
+	done
+	return 1
+}
+
+diag_ctl() { sed 's/^/#   pptpctl: /' "$E2E_DIR/ctl.out" "$E2E_DIR/ctl.err"; }
+
+e2e_init
+netns_up
+write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
+server_start "$PPTPD"
+tap_ok "pptpd listens on 198.18.0.1:1723"
+
+ipa=$(CLIENT_NS=$NS_CLI client_up a alice "$(user_pass alice)")
+ipb=$(CLIENT_NS=$NS_CLI2 client_up b bob "$(user_pass bob)")
+tap_ok "two tunnels up: alice $ipa from 198.18.0.2, bob $ipb from 198.18.0.3"
+
+# ---- sessions, text and JSON
+# (the plugin reports the session up a moment after the client has its address)
+if ctl_wait "user bob .*state up" sessions && ctl_wait "user alice .*state up" sessions; then
+	tap_ok "pptpctl sessions lists both sessions up"
+else
+	tap_not_ok "pptpctl sessions lists both sessions up"
+	diag_ctl
+fi
+ctl sessions
+check "sessions: alice from 198.18.0.2 on tunnel $ipa with MPPE-128" \
+	grep -Eq "^[0-9]+/[0-9]+ user alice client 198\.18\.0\.2:[0-9]+ tunnel ${ipa//./\\.} mppe 128/state(less|ful) state up " \
+	"$E2E_DIR/ctl.out"
+check "sessions: bob from 198.18.0.3 on tunnel $ipb with MPPE-128" \
+	grep -Eq "^[0-9]+/[0-9]+ user bob client 198\.18\.0\.3:[0-9]+ tunnel ${ipb//./\\.} mppe 128/state(less|ful) state up " \
+	"$E2E_DIR/ctl.out"
+[ "$(grep -c . "$E2E_DIR/ctl.out")" = 2 ] || diag_ctl
+
+ctl sessions --json
+check "sessions --json: an array of the two sessions with users, clients, tunnels, counters" \
+	python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+by = {x["user"]: x for x in s}
+assert sorted(by) == ["alice", "bob"], s
+for user, client, tunnel in (("alice", "198.18.0.2", sys.argv[2]), ("bob", "198.18.0.3", sys.argv[3])):
+    x = by[user]
+    assert x["client"].split(":")[0] == client, x
+    assert x["tunnel"] == tunnel, x
+    assert x["mppe"] == "128" and x["state"] == "up", x
+    assert x["rx_packets"] > 0 and x["tx_packets"] > 0 and x["rx_bytes"] > 0, x
+    assert isinstance(x["uptime_s"], int) and isinstance(x["tx_bytes"], int), x
+' "$E2E_DIR/ctl.out" "$ipa" "$ipb"
+ida=$(python3 -c 'import json,sys; print([x["id"] for x in json.load(open(sys.argv[1])) if x["user"] == "alice"][0])' "$E2E_DIR/ctl.out")
+idb=$(python3 -c 'import json,sys; print([x["id"] for x in json.load(open(sys.argv[1])) if x["user"] == "bob"][0])' "$E2E_DIR/ctl.out")
+
+ctl show "$idb"
+check "show $idb: bob's session in detail" grep -q "^user: *bob$" "$E2E_DIR/ctl.out"
+ctl status
+check "status: 2 connections, 2 calls up, pool 29 of 31 free" \
+	grep -Pzq 'connections: 2\ncalls: +2 \(setup 0, up 2, hangup 0, ending 0\)\npool: +29 of 31 free' \
+	"$E2E_DIR/ctl.out"
+assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "alice's tunnel passes traffic"
+assert_ping "$NS_CLI2" "$TUNNEL_LOCAL_IP" 5 "bob's tunnel passes traffic"
+
+# ---- kill user alice: that one session, cleanly
+ctl kill user nobody
+check "kill user nobody: exit 1, no such session (got $ctl_rc)" test "$ctl_rc" = 1
+ctl reload
+check "reload: exit 5, not supported yet (got $ctl_rc)" test "$ctl_rc" = 5
+
+pida=$(client_pid a)
+ctl kill user alice
+check "kill user alice: exit 0 (got $ctl_rc)" test "$ctl_rc" = 0
+gone=0
+for _ in $(seq 75); do proc_alive "$pida" || { gone=1; break; }; e2e_sleep 0.2; done
+check "alice's pppd exits after the hang-up" test "$gone" = 1
+assert_log_contains "$(client_log a)" 'rcvd \[LCP TermReq' \
+	"alice's pppd got an LCP Terminate-Request: pppd on the server ended LCP"
+assert_log_contains "$E2E_SERVER_LOG" \
+	"ctl: kill user alice: call $ida/[0-9]+ 198\.18\.0\.2:[0-9]+ user alice hung up \(asked by uid 0 pid [0-9]+\)" \
+	"the server log names the call and who asked"
+wait_for_log "$E2E_SERVER_LOG" "call $ida/[0-9]+ .*: ended after .*hung up by pptpctl" 10 || true
+assert_log_contains "$E2E_SERVER_LOG" "call $ida/[0-9]+ .*: ended after .*hung up by pptpctl" \
+	"the server ended the call with pptpctl's hang-up"
+# pptp-linux logs the Call ID of the CDN, ours
+wait_for_log "$E2E_SYSLOG" "Call disconnect notification received \(call id $ida\)" 10 || true
+assert_log_contains "$E2E_SYSLOG" "Call disconnect notification received \(call id $ida\)" \
+	"alice's pptp got the Call-Disconnect-Notify for call $ida"
+assert_log_lacks "$E2E_SYSLOG" "Call disconnect notification received \(call id $idb\)" \
+	"bob's pptp got none"
+if ctl_wait 'pool: +30 of 31 free' status; then
+	tap_ok "alice's address is back in the pool (30 of 31 free)"
+else
+	tap_not_ok "alice's address is back in the pool"
+	diag_ctl
+fi
+ctl sessions
+check "sessions: only bob left" test "$(grep -c . "$E2E_DIR/ctl.out")" = 1 -a \
+	"$(grep -c 'user bob ' "$E2E_DIR/ctl.out")" = 1
+assert_ping "$NS_CLI2" "$TUNNEL_LOCAL_IP" 10 "bob's tunnel still passes traffic"
+check "bob's pppd still runs" proc_alive "$(client_pid b)"
+ctl kill user alice
+check "kill user alice again: exit 1 (got $ctl_rc)" test "$ctl_rc" = 1
+
+client_down b
+e2e_done
