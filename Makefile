@@ -19,6 +19,8 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 endif
 ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -Icommon -Igre -Ipptpd -Iplugin -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+# The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c).
+LIBS     := -lmicrohttpd -lsystemd
 
 # common/: byte order, rate limiting, timer lists, string cleaning; used by
 # the engine, the daemon and the plugin alike, and depends on neither.
@@ -52,7 +54,7 @@ gre/libgre.a: $(GRE_OBJ)
 	$(AR) rcs $@ $^
 
 pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a common/libcommon.a $(LIBS)
 
 %.o: %.c $(wildcard common/*.h gre/*.h pptpd/*.h) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -67,7 +69,7 @@ plugin:
 	$(MAKE) -C plugin SANITIZE=$(SANITIZE)
 
 tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
 unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
