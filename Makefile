@@ -7,6 +7,15 @@ SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 PLUGINDIR ?= $(PREFIX)/lib/pptpd
 SYSCONFDIR ?= /etc
+# systemd's unit and tmpfiles.d directories: under /lib and /usr/lib for a
+# distribution's /usr, under the prefix otherwise (/usr/local/lib/systemd/
+# system is on systemd's search path).
+ifeq ($(PREFIX),/usr)
+SYSTEMDUNITDIR ?= /lib/systemd/system
+else
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+endif
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 DESTDIR  ?=
 
 CC       ?= gcc
@@ -76,6 +85,7 @@ unit: all $(UNIT_BIN)
 	$(MAKE) -C plugin check
 	python3 regress/test_stats.py
 	python3 regress/test_releases.py
+	tests/systemd/verify.sh
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
 
@@ -125,6 +135,11 @@ install: all
 	install -D -m 0755 pptpd/pptpd $(DESTDIR)$(SBINDIR)/pptpd
 	install -D -m 0644 man/pptpd.8 $(DESTDIR)$(MANDIR)/man8/pptpd.8
 	install -D -m 0644 man/pptpd.conf.5 $(DESTDIR)$(MANDIR)/man5/pptpd.conf.5
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		systemd/pptpd.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/pptpd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/pptpd.service
+	install -D -m 0644 systemd/pptpd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/pptpd.conf
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:
