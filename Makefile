@@ -7,6 +7,15 @@ SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 PLUGINDIR ?= $(PREFIX)/lib/pptpd
 SYSCONFDIR ?= /etc
+# systemd's unit and tmpfiles.d directories: under /lib and /usr/lib for a
+# distribution's /usr, under the prefix otherwise (/usr/local/lib/systemd/
+# system is on systemd's search path).
+ifeq ($(PREFIX),/usr)
+SYSTEMDUNITDIR ?= /lib/systemd/system
+else
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+endif
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 DESTDIR  ?=
 
 CC       ?= gcc
@@ -19,6 +28,8 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 endif
 ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -Icommon -Igre -Ipptpd -Iplugin -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+# The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c).
+LIBS     := -lmicrohttpd -lsystemd
 
 # common/: byte order, rate limiting, timer lists, string cleaning; used by
 # the engine, the daemon and the plugin alike, and depends on neither.
@@ -56,7 +67,7 @@ ctl/pptpctl: ctl/pptpctl.c pptpd/ctl.h pptpd/facts.h pptpd/version.h common/strc
 	$(CC) $(ALL_CFLAGS) -o $@ ctl/pptpctl.c $(ALL_LDFLAGS)
 
 pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a common/libcommon.a $(LIBS)
 
 %.o: %.c $(wildcard common/*.h gre/*.h pptpd/*.h) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -71,7 +82,7 @@ plugin:
 	$(MAKE) -C plugin SANITIZE=$(SANITIZE)
 
 tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
 # test_daemon preloads it into the daemon to fix its "random" Call IDs.
 tests/fixtures/fixed-getrandom.so: tests/fixtures/fixed-getrandom.c
@@ -83,6 +94,7 @@ unit: all $(UNIT_BIN)
 	$(MAKE) -C plugin check
 	python3 regress/test_stats.py
 	python3 regress/test_releases.py
+	tests/systemd/verify.sh
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
 
@@ -134,6 +146,11 @@ install: all
 	install -D -m 0644 man/pptpd.8 $(DESTDIR)$(MANDIR)/man8/pptpd.8
 	install -D -m 0644 man/pptpctl.8 $(DESTDIR)$(MANDIR)/man8/pptpctl.8
 	install -D -m 0644 man/pptpd.conf.5 $(DESTDIR)$(MANDIR)/man5/pptpd.conf.5
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		systemd/pptpd.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/pptpd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/pptpd.service
+	install -D -m 0644 systemd/pptpd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/pptpd.conf
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:

@@ -385,6 +385,7 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	loop_timer_cancel(s->loop, &c->end_timer);
 	struct gre_stats st;
 	gre_call_stats(c->gre, &st);
+	server_call_ended(s, &st);
 	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
 	    "call %u/%u %s: ended after %llu s: %s (gre rx %llu "
 	    "reordered %llu lost %llu duplicate %llu stale %llu wrong-source %llu, "

@@ -26,6 +26,7 @@ enum kind {
 	K_INT,          /* decimal in [min, max] */
 	K_SPEED,        /* decimal in [min, max], kept as a string */
 	K_ADDR,         /* dotted IPv4 */
+	K_ADDR_PORT,    /* dotted IPv4, ':', port 1..65535 (sockaddr_in) */
 	K_FLAG,         /* no value */
 	K_IGNORED,      /* Poptop key we do not implement: one value */
 	K_IGNORED_FLAG, /* same, no value */
@@ -64,6 +65,8 @@ static const struct key keys[] = {
 	{ "plugin",      K_PATH,  F(plugin),      0, 0, NULL },
 	{ "noplugin",    K_FLAG,  F(noplugin),    0, 0, NULL },
 	{ "peers",       K_PATH,  F(peers),       0, 0, NULL },
+	{ "metrics-listen", K_ADDR_PORT, F(metrics_listen), 1, 65535, NULL },
+	{ "metrics-per-session", K_FLAG, F(metrics_per_session), 0, 0, NULL },
 	{ "bcrelay",     K_IGNORED, 0, 0, 0,
 	  "broadcasts are not relayed to clients" },
 	{ "delegate",    K_IGNORED_FLAG, 0, 0, 0,
@@ -179,6 +182,36 @@ set_number(struct loader *ld, const struct key *k, const char *val)
 	return set_str(field(ld->c, k), canon);
 }
 
+/* "192.0.2.1:9917": both parts required, the port in [min, max]. */
+static int
+set_addr_port(struct loader *ld, const struct key *k, const char *val)
+{
+	struct sockaddr_in *sin = field(ld->c, k);
+	const char *colon = strrchr(val, ':');
+	char addr[INET_ADDRSTRLEN], q[48];
+	long port;
+	size_t alen = colon != NULL ? (size_t)(colon - val) : 0;
+
+	if (colon == NULL || alen == 0 || alen >= sizeof(addr) ||
+	    parse_number(colon + 1, k->min, k->max, &port) < 0) {
+		snprintf(ld->why, sizeof(ld->why), "bad ADDRESS:PORT '%s' for "
+		    "'%s' (IPv4 address, port %ld..%ld)", quote(q, sizeof(q), val),
+		    k->name, k->min, k->max);
+		return -1;
+	}
+	memcpy(addr, val, alen);
+	addr[alen] = '\0';
+	memset(sin, 0, sizeof(*sin));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) != 1) {
+		snprintf(ld->why, sizeof(ld->why), "bad IPv4 address '%s' for '%s'",
+		    quote(q, sizeof(q), addr), k->name);
+		return -1;
+	}
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	return 0;
+}
+
 static int
 set_value(struct loader *ld, const struct key *k, const char *val)
 {
@@ -195,6 +228,8 @@ set_value(struct loader *ld, const struct key *k, const char *val)
 			return -1;
 		}
 		return 0;
+	case K_ADDR_PORT:
+		return set_addr_port(ld, k, val);
 	case K_POOL:
 		if (pool_spec_count(val, perr, sizeof(perr)) < 0) {
 			snprintf(ld->why, sizeof(ld->why), "%s: %s", k->name, perr);

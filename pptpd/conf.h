@@ -23,6 +23,9 @@
  * per-peer MPPE policy file the plugin reads (pptpd-peers(5)). 'peers' or
  * 'logwtmp' with 'noplugin' is an error (at the line of 'peers'/'logwtmp'):
  * the plugin is what carries them out.
+ * metrics-listen IPV4:PORT serves Prometheus metrics over HTTP on that
+ * address (GET /metrics; off when not set); metrics-per-session adds the
+ * per-call GRE series to it (off by default: one series per call).
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *
@@ -86,6 +89,9 @@ struct conf {
 	char          *plugin;        /* pptpd-policy.so */
 	int            noplugin;
 	char          *peers;         /* per-peer MPPE policy file */
+	/* metrics-listen: sin_port 0 when not set (no metrics served). */
+	struct sockaddr_in metrics_listen;
+	int            metrics_per_session;
 	/* Where each key was set (line number, 0 = default): lets a later
 	 * semantic error (e.g. the pool) point at file:line. */
 	int            line_localip, line_remoteip;

@@ -424,6 +424,7 @@ ctrl_on_ocrq(struct ctrl *c, const struct pptp_msg *m)
 	if (reason == NULL)
 		call = call_new(c->srv, c, c->client, m, &r.u.ocrp.result,
 		    &r.u.ocrp.error, &reason);
+	server_call_setup(c->srv, call == NULL ? reason : NULL);
 	if (call == NULL) {
 		log_rl(&c->srv->rl_input, loop_now(c->srv->loop), LOG_WARNING,
 		    "ctrl %s: call %u refused: %s", c->name, m->u.ocrq.call_id,

@@ -17,6 +17,7 @@
 #include "conf.h"
 #include "log.h"
 #include "loop.h"
+#include "notify.h"
 #include "peers.h"
 #include "server.h"
 #include "version.h"
@@ -288,7 +289,10 @@ on_signal(void *arg, int signo)
 		server_status(s);
 		break;
 	case SIGHUP:
+		/* systemd holds other jobs while we say we reload. */
+		notify_reloading(s);
 		log_msg(LOG_NOTICE, "SIGHUP: reload is not supported; restart to apply changes");
+		notify_ready(s);
 		break;
 	default:
 		server_shutdown(s);
@@ -338,6 +342,8 @@ run(struct conf *conf, const struct opts *o)
 		log_msg(LOG_NOTICE, "pptpd %s listening on %s:1723 (pool %s, max %d "
 		    "connections)", PPTPD_VERSION, inet_ntoa(conf->listen),
 		    conf->remoteip ? conf->remoteip : "none", conf->connections);
+		/* Listening, and a SIGTERM now stops us cleanly. */
+		notify_ready(s);
 		rc = loop_run(loop) < 0 ? EXIT_FAIL : 0;
 		log_msg(LOG_NOTICE, "pptpd stopped");
 	} else {

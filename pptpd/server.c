@@ -242,6 +242,7 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	ratelimit_init(&s->rl_call, SERVER_RL_CALL_BURST, LOG_RL_PERIOD_MS);
 	TAILQ_INIT(&s->ctrls);
 	TAILQ_INIT(&s->calls);
+	notify_init(&s->notify);
 	if ((s->clients = clients_new()) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -282,6 +283,9 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		goto fail;
 	if (server_listen(s, err, errlen) < 0)
 		goto fail;
+	if (conf->metrics_listen.sin_port != 0 &&
+	    (s->metrics = metrics_new(s, &conf->metrics_listen, err, errlen)) == NULL)
+		goto fail;
 	return s;
 fail:
 	server_free(s);
@@ -314,6 +318,33 @@ unsigned
 server_setups(const struct server *s)
 {
 	return s->nsetups;
+}
+
+void
+server_call_setup(struct server *s, const char *refusal)
+{
+	s->counts.setups++;
+	if (refusal != NULL)
+		s->counts.failures[metrics_refusal_of(refusal)]++;
+	else
+		notify_sessions_changed(s);
+}
+
+void
+server_call_ended(struct server *s, const struct gre_stats *st)
+{
+	metrics_count_ended(&s->counts, st);
+	notify_sessions_changed(s);
+}
+
+unsigned
+server_sessions(const struct server *s)
+{
+	const struct call *c;
+	unsigned n = 0;
+	TAILQ_FOREACH(c, &s->calls, s_entry)
+		n += call_is_live(c) != 0;
+	return n;
 }
 
 struct call *
@@ -370,6 +401,7 @@ server_shutdown(struct server *s)
 		return;
 	}
 	s->stopping = 1;
+	notify_stopping(s);
 	log_msg(LOG_NOTICE, "shutting down: %u connections: hanging up every "
 	    "call (at most %d s)", s->nctrls, s->conf->stop_timeout);
 	if (s->listen_fd >= 0) {
@@ -388,6 +420,8 @@ server_free(struct server *s)
 {
 	if (s == NULL)
 		return;
+	metrics_free(s->metrics);
+	notify_free(s);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->spare_fd >= 0)

@@ -13,12 +13,15 @@
 #include "facts.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
+#include "notify.h"
 
 struct ctrl;
 struct call;
 struct pool;
 struct clients;
 struct gre_engine;
+struct gre_stats;
 
 /* Call IDs are 16 bits: one bit each, taken until pppd is reaped. */
 #define SERVER_CALL_ID_WORDS (65536 / 64)
@@ -51,6 +54,9 @@ struct server {
 	struct ratelimit   rl_input;   /* rejected control input */
 	struct ratelimit   rl_conn;    /* connections closed or stopping */
 	struct ratelimit   rl_call;    /* calls started and ended */
+	struct metrics_counts counts;  /* for the metrics (metrics.h) */
+	struct metrics    *metrics;    /* the HTTP endpoint; NULL when off */
+	struct notify      notify;     /* systemd (notify.h) */
 };
 
 struct server *server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen);
@@ -72,5 +78,12 @@ void server_ctrl_gone(struct server *s, struct ctrl *c);
 void server_call_gone(struct server *s);
 struct call *server_call_by_pid(struct server *s, pid_t pid);
 unsigned server_setups(const struct server *s);
+/* An Outgoing-Call-Request was answered: `refusal` is why it was refused
+ * (the logged reason), NULL when the call started. */
+void server_call_setup(struct server *s, const char *refusal);
+/* A call ended with these GRE counters (they leave with the call). */
+void server_call_ended(struct server *s, const struct gre_stats *st);
+/* Calls not ended yet (active or hanging up). */
+unsigned server_sessions(const struct server *s);
 
 #endif

@@ -231,6 +231,43 @@ test_bad_listen(void **state)
 	}
 }
 
+/* metrics-listen: off by default; IPv4:PORT with both parts; errors at
+ * their line. */
+static void
+test_metrics_listen(void **state)
+{
+	static const char *const bad_form[] = {
+		"127.0.0.1", "127.0.0.1:", ":9917", "127.0.0.1:0",
+		"127.0.0.1:65536", "127.0.0.1:99x", "127.0.0.1:-1",
+	};
+	static const char *const bad_addr[] = { "localhost", "::1", "1.2.3" };
+	struct fx *fx = *state;
+	char text[96], want[160];
+
+	expect_ok(fx, "listen 127.0.0.1\n");
+	assert_int_equal(fx->c.metrics_listen.sin_port, 0);
+	assert_int_equal(fx->c.metrics_per_session, 0);
+	expect_ok(fx, "metrics-listen 192.0.2.7:9917\nmetrics-per-session\n");
+	assert_int_equal(fx->c.metrics_listen.sin_family, AF_INET);
+	assert_int_equal(ntohs(fx->c.metrics_listen.sin_port), 9917);
+	assert_string_equal(ip(fx->c.metrics_listen.sin_addr), "192.0.2.7");
+	assert_int_equal(fx->c.metrics_per_session, 1);
+	for (size_t i = 0; i < sizeof(bad_form) / sizeof(bad_form[0]); i++) {
+		snprintf(text, sizeof(text), "\nmetrics-listen %s\n", bad_form[i]);
+		snprintf(want, sizeof(want), "bad ADDRESS:PORT '%s' for "
+		    "'metrics-listen' (IPv4 address, port 1..65535)", bad_form[i]);
+		expect_err(fx, text, 2, want);
+	}
+	for (size_t i = 0; i < sizeof(bad_addr) / sizeof(bad_addr[0]); i++) {
+		snprintf(text, sizeof(text), "\nmetrics-listen %s:9917\n", bad_addr[i]);
+		snprintf(want, sizeof(want), "bad IPv4 address '%s' for "
+		    "'metrics-listen'", bad_addr[i]);
+		expect_err(fx, text, 2, want);
+	}
+	expect_err(fx, "metrics-per-session yes\n", 1,
+	    "'metrics-per-session' takes no value (got 'yes')");
+}
+
 static void
 test_unknown_keys(void **state)
 {
@@ -630,6 +667,7 @@ main(void)
 		T(test_number_bounds),
 		T(test_bad_numbers),
 		T(test_bad_listen),
+		T(test_metrics_listen),
 		T(test_unknown_keys),
 		T(test_arity),
 		T(test_pool_errors),

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "msg.h"
+#include "packet.h"
 
 #define DAEMON      "pptpd/pptpd"
 #define FAKE_PPPD   "tests/fixtures/fake-pppd"
@@ -1485,6 +1486,449 @@ test_ctl_bad_requests(void **state)
 	close(silent);
 }
 
+/* ---- metrics (metrics-listen) and systemd's notify socket ---- */
+
+#define METRICS_PORT 9917
+#define METRICS_CONF "metrics-listen 127.0.0.1:9917\n"
+#define HTTP_MAX     (256 * 1024)
+
+/* One HTTP/1.0 request to the metrics port: the status code (-1 when
+ * nothing listens) and the body, NUL-terminated, in body[HTTP_MAX]. */
+static int
+http_request(const char *method, const char *path, char *body)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+		.sin_port = htons(METRICS_PORT) };
+	static char buf[HTTP_MAX];
+	char req[256];
+	size_t n = 0;
+	int s = socket(AF_INET, SOCK_STREAM, 0), status = -1;
+
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(s);
+		return -1;
+	}
+	int len = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: test\r\n\r\n",
+	    method, path);
+	assert_int_equal(write(s, req, (size_t)len), len);
+	for (;;) {
+		struct pollfd pfd = { s, POLLIN, 0 };
+		assert_int_equal(poll(&pfd, 1, REPLY_MS), 1);
+		ssize_t r = read(s, buf + n, sizeof(buf) - 1 - n);
+		assert_true(r >= 0);
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		assert_true(n < sizeof(buf) - 1);
+	}
+	close(s);
+	buf[n] = '\0';
+	char *end = strstr(buf, "\r\n\r\n");
+	assert_non_null(end);
+	assert_int_equal(sscanf(buf, "HTTP/1.%*d %d", &status), 1);
+	strcpy(body, end + 4);
+	return status;
+}
+
+static const char *
+metrics_get(void)
+{
+	static char body[HTTP_MAX];
+	assert_int_equal(http_request("GET", "/metrics", body), 200);
+	return body;
+}
+
+/* The text exposition format as Prometheus reads it, and its naming
+ * conventions as `promtool check metrics` lints them: every sample belongs
+ * to a family announced by HELP and TYPE before it, a counter's name ends
+ * in _total and nothing else's does, names and labels are well formed,
+ * values are numbers, no series twice. Returns NULL or what is wrong. */
+#define FAMILIES_MAX 128
+static const char *
+metrics_check(const char *text)
+{
+	static char why[512];
+	struct { char name[128], type[16]; int help; } fam[FAMILIES_MAX];
+	static char seen[1024][192];
+	int nfam = 0, nseen = 0, line = 0;
+	const char *p = text;
+
+	while (*p != '\0') {
+		const char *nl = strchr(p, '\n');
+		char l[512], name[128], rest[384];
+		if (nl == NULL)
+			return "last line without a newline";
+		size_t len = (size_t)(nl - p);
+		line++;
+		if (len >= sizeof(l))
+			return "line too long";
+		memcpy(l, p, len);
+		l[len] = '\0';
+		p = nl + 1;
+		if (strncmp(l, "# HELP ", 7) == 0 || strncmp(l, "# TYPE ", 7) == 0) {
+			int help = l[2] == 'H';
+			if (sscanf(l + 7, "%127s %383[^\n]", name, rest) != 2)
+				goto bad;
+			int i;
+			for (i = 0; i < nfam && strcmp(fam[i].name, name) != 0; i++)
+				;
+			if (i == nfam) {
+				assert_true(nfam < FAMILIES_MAX);
+				snprintf(fam[nfam].name, sizeof(fam[nfam].name), "%s", name);
+				fam[nfam].type[0] = '\0';
+				fam[nfam++].help = 0;
+			}
+			if (help)
+				fam[i].help = 1;
+			else if (strcmp(rest, "counter") == 0 || strcmp(rest, "gauge") == 0)
+				snprintf(fam[i].type, sizeof(fam[i].type), "%.15s", rest);
+			else
+				goto bad;
+			continue;
+		}
+		if (l[0] == '#')
+			continue;
+		/* name{label="value",...} value */
+		size_t nlen = strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:0123456789");
+		if (nlen == 0 || nlen >= sizeof(name) || (l[0] >= '0' && l[0] <= '9'))
+			goto bad;
+		memcpy(name, l, nlen);
+		name[nlen] = '\0';
+		const char *q = l + nlen;
+		if (*q == '{') {
+			q++;
+			while (*q != '}') {
+				size_t ln = strspn(q, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+				if (ln == 0 || q[ln] != '=' || q[ln + 1] != '"')
+					goto bad;
+				q += ln + 2;
+				while (*q != '"') {
+					if (*q == '\0')
+						goto bad;
+					q += *q == '\\' ? 2 : 1;
+				}
+				q++;
+				if (*q == ',')
+					q++;
+				else if (*q != '}')
+					goto bad;
+			}
+			q++;
+		}
+		if (*q != ' ')
+			goto bad;
+		char *end;
+		strtod(q + 1, &end);
+		if (end == q + 1 || *end != '\0')
+			goto bad;
+		int i;
+		for (i = 0; i < nfam && strcmp(fam[i].name, name) != 0; i++)
+			;
+		size_t tl = strlen(name);
+		int total = tl > 6 && strcmp(name + tl - 6, "_total") == 0;
+		if (i == nfam || !fam[i].help || fam[i].type[0] == '\0')
+			snprintf(why, sizeof(why), "line %d: %s: no HELP and TYPE "
+			    "before it", line, name);
+		else if ((strcmp(fam[i].type, "counter") == 0) != total)
+			snprintf(why, sizeof(why), "line %d: %s: a %s %s in _total",
+			    line, name, fam[i].type, total ? "ends" : "does not end");
+		else {
+			snprintf(rest, sizeof(rest), "%.*s", (int)(q - l), l);
+			for (int k = 0; k < nseen; k++)
+				if (strcmp(seen[k], rest) == 0) {
+					snprintf(why, sizeof(why), "line %d: series %s "
+					    "twice", line, rest);
+					return why;
+				}
+			assert_true(nseen < 1024);
+			snprintf(seen[nseen++], sizeof(seen[0]), "%.191s", rest);
+			continue;
+		}
+		return why;
+bad:
+		snprintf(why, sizeof(why), "line %d: malformed: %.400s", line, l);
+		return why;
+	}
+	return NULL;
+}
+
+/* The value of one series ("name" or "name{labels}"); fails if absent. */
+static double
+metric(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+	for (const char *p = text; *p != '\0'; p = strchr(p, '\n') + 1) {
+		if (strncmp(p, series, n) == 0 && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	}
+	fail_msg("no series %s", series);
+	return -1;
+}
+
+static const char *
+metrics_scrape(void)
+{
+	const char *text = metrics_get(), *why = metrics_check(text);
+	if (why != NULL)
+		fail_msg("metrics: %s\n%s", why, text);
+	return text;
+}
+
+/* A GRE packet from 127.0.0.1 to the daemon: `len` bytes of header and
+ * payload, or a data packet with `payload` bytes for Call ID `call_id`. */
+static void
+gre_send(const uint8_t *pkt, size_t len)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	int s = socket(AF_INET, SOCK_RAW, IPPROTO_GRE);
+	assert_true(s >= 0);
+	inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+	assert_int_equal(sendto(s, pkt, len, 0, (struct sockaddr *)&to,
+	    sizeof(to)), (ssize_t)len);
+	close(s);
+}
+
+static void
+gre_send_data(uint16_t call_id, uint32_t seq, size_t payload)
+{
+	uint8_t pkt[GRE_HDR_MAX + 64] = { 0 };
+	assert_true(payload <= 64);
+	size_t h = gre_packet_build(pkt, call_id, (uint16_t)payload, 1, seq, 0, 0);
+	memset(pkt + h, 0x7e, payload);
+	gre_send(pkt, h + payload);
+}
+
+/* Wait up to REPLY_MS for a series to reach `want`: the daemon sees a
+ * client leave (daemon_start's probe, a close) a moment later. */
+static void
+metric_wait(const char *series, double want)
+{
+	double v = -1;
+	for (int i = 0; i < REPLY_MS / 20; i++) {
+		if ((v = metric(metrics_get(), series)) == want)
+			return;
+		usleep(20000);
+	}
+	fail_msg("%s is %g, not %g", series, v, want);
+}
+
+static int metrics_want_rx;
+static int
+metrics_rx_seen(void)
+{
+	return metric(metrics_get(), "pptpd_gre_rx_packets_total") >= metrics_want_rx;
+}
+
+/* GET /metrics: the families of the issue, well formed, counting the
+ * connections, calls, refusals (by reason) and GRE packets; counters stay
+ * when the calls that made them end. Anything but GET /metrics is refused. */
+static void
+test_metrics_scraped(void **state)
+{
+	struct pptp_msg r;
+	char body[HTTP_MAX];
+	const char *t;
+
+	daemon_start(METRICS_CONF "calls-per-connection 1\n");
+	metric_wait("pptpd_control_connections", 0);   /* daemon_start's probe */
+	t = metrics_scrape();
+	assert_int_equal(metric(t, "pptpd_sessions_active"), 0);
+	assert_int_equal(metric(t, "pptpd_control_connections"), 0);
+	assert_int_equal(metric(t, "pptpd_pool_addresses"), 2);
+	assert_int_equal(metric(t, "pptpd_call_setups_total"), 0);
+	assert_true(metric(t, "process_resident_memory_bytes") > 0);
+	assert_true(metric(t, "process_open_fds") > 3);
+	metric(t, "process_cpu_seconds_total");
+
+	int s1 = pns_start();
+	pns_call(s1, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	uint16_t id = r.u.ocrp.call_id;
+	wait_for(daemon_children, 1, 2000);
+	t = metrics_scrape();
+	assert_int_equal(metric(t, "pptpd_sessions_active"), 1);
+	assert_int_equal(metric(t, "pptpd_sessions{state=\"active\"}"), 1);
+	assert_int_equal(metric(t, "pptpd_sessions{state=\"ending\"}"), 0);
+	assert_int_equal(metric(t, "pptpd_control_connections"), 1);
+	assert_int_equal(metric(t, "pptpd_pool_addresses_in_use"), 1);
+	assert_int_equal(metric(t, "pptpd_call_setups_total"), 1);
+
+	/* refusals, by reason: calls-per-connection, then the pool */
+	pns_call(s1, 2, &r);
+	assert_int_not_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	int s2 = pns_start(), s3 = pns_start();
+	pns_call(s2, 3, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	pns_call(s3, 4, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_GENERAL_ERROR);
+	t = metrics_scrape();
+	assert_int_equal(metric(t, "pptpd_call_setups_total"), 4);
+	assert_int_equal(metric(t, "pptpd_call_failures_total{reason=\"calls_per_connection\"}"), 1);
+	assert_int_equal(metric(t, "pptpd_call_failures_total{reason=\"pool_exhausted\"}"), 1);
+	assert_int_equal(metric(t, "pptpd_call_failures_total{reason=\"internal\"}"), 0);
+	assert_int_equal(metric(t, "pptpd_sessions_active"), 2);
+	assert_int_equal(metric(t, "pptpd_control_connections"), 3);
+	assert_int_equal(metric(t, "pptpd_pool_addresses_in_use"), 2);
+
+	/* GRE: two data packets on the first call, one for no call, one
+	 * too short to be GRE */
+	gre_send_data(id, 0, 10);
+	gre_send_data(id, 1, 10);
+	gre_send_data(0xbeef, 0, 10);
+	gre_send((const uint8_t *)"\x30\x01", 2);
+	metrics_want_rx = 2;
+	wait_for(metrics_rx_seen, 1, 2000);
+	t = metrics_scrape();
+	assert_int_equal(metric(t, "pptpd_gre_rx_packets_total"), 2);
+	assert_int_equal(metric(t, "pptpd_gre_rx_bytes_total"), 20);
+	assert_int_equal(metric(t, "pptpd_gre_unknown_call_total"), 1);
+	assert_int_equal(metric(t, "pptpd_gre_malformed_total"), 1);
+
+	/* the calls end: their counters stay in the totals */
+	close(s1);
+	close(s2);
+	close(s3);
+	wait_for(daemon_children, 0, 3000);
+	metric_wait("pptpd_control_connections", 0);
+	t = metrics_scrape();
+	assert_int_equal(metric(t, "pptpd_sessions_active"), 0);
+	assert_int_equal(metric(t, "pptpd_control_connections"), 0);
+	assert_int_equal(metric(t, "pptpd_pool_addresses_in_use"), 0);
+	assert_int_equal(metric(t, "pptpd_gre_rx_packets_total"), 2);
+	assert_int_equal(metric(t, "pptpd_gre_rx_bytes_total"), 20);
+	assert_int_equal(metric(t, "pptpd_call_setups_total"), 4);
+
+	assert_int_equal(http_request("GET", "/other", body), 404);
+	assert_int_equal(http_request("GET", "/", body), 404);
+	assert_int_equal(http_request("POST", "/metrics", body), 405);
+	assert_int_equal(http_request("DELETE", "/metrics", body), 405);
+	/* no per-session series unless asked for */
+	assert_null(strstr(metrics_get(), "pptpd_session_"));
+}
+
+static int
+live_session_series(void)
+{
+	return strstr(metrics_get(), "pptpd_session_gre_rx_packets_total{call_id=") != NULL;
+}
+
+/* metrics-per-session: the live calls' own series, labelled. */
+static void
+test_metrics_per_session(void **state)
+{
+	struct pptp_msg r;
+	char series[128];
+
+	daemon_start(METRICS_CONF "metrics-per-session\n");
+	int s = pns_start();
+	pns_call(s, 9, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	gre_send_data(r.u.ocrp.call_id, 0, 7);
+	snprintf(series, sizeof(series), "pptpd_session_gre_rx_bytes_total"
+	    "{call_id=\"%u\",client=\"127.0.0.1\"}", r.u.ocrp.call_id);
+	metrics_want_rx = 1;
+	wait_for(metrics_rx_seen, 1, 2000);
+	const char *t = metrics_scrape();
+	assert_int_equal(metric(t, series), 7);
+	close(s);
+	wait_for(daemon_children, 0, 3000);
+	wait_for(live_session_series, 0, 2000);
+}
+
+/* Off by default; a bad value fails the start at its line. */
+static void
+test_metrics_off_by_default(void **state)
+{
+	char body[HTTP_MAX];
+	daemon_start("");
+	assert_int_equal(http_request("GET", "/metrics", body), -1);
+	assert_int_equal(WEXITSTATUS(daemon_stop()), 0);
+
+	write_conf("metrics-listen 127.0.0.1\n");
+	assert_int_equal(daemon_once(""), 2);
+	assert_true(err_contains("%s/pptpd.conf:7: bad ADDRESS:PORT '127.0.0.1' "
+	    "for 'metrics-listen'", tmpdir));
+	write_conf("metrics-listen 127.0.0.1:0\n");
+	assert_int_equal(daemon_once(""), 2);
+	write_conf("metrics-listen localhost:9917\n");
+	assert_int_equal(daemon_once(""), 2);
+	assert_true(err_contains("pptpd.conf:7: bad IPv4 address 'localhost'"));
+}
+
+/* One datagram on our stand-in for systemd's notify socket. */
+static int
+notify_recv(int s, char *buf, size_t len, int ms)
+{
+	struct pollfd pfd = { s, POLLIN, 0 };
+	if (poll(&pfd, 1, ms) != 1)
+		return -1;
+	ssize_t n = recv(s, buf, len - 1, 0);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Wait for a datagram containing `want`; fails after REPLY_MS. */
+static void
+notify_expect(int s, const char *want)
+{
+	char buf[512];
+	for (;;) {
+		if (notify_recv(s, buf, sizeof(buf), REPLY_MS) < 0)
+			fail_msg("no '%s' on the notify socket", want);
+		if (strstr(buf, want) != NULL)
+			return;
+	}
+}
+
+/* Under systemd (NOTIFY_SOCKET set): READY=1 once listening, STATUS with
+ * the session count as it changes, RELOADING=1 and READY=1 around SIGHUP,
+ * STOPPING=1 at SIGTERM. */
+static void
+test_sd_notify(void **state)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct pptp_msg r;
+	char buf[512];
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/notify", tmpdir);
+	unlink(sun.sun_path);
+	int ns = socket(AF_UNIX, SOCK_DGRAM, 0);
+	assert_int_equal(bind(ns, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	setenv("NOTIFY_SOCKET", sun.sun_path, 1);
+	daemon_start("");
+	unsetenv("NOTIFY_SOCKET");
+	assert_int_equal(notify_recv(ns, buf, sizeof(buf), REPLY_MS), 0);
+	assert_string_equal(buf, "READY=1\nSTATUS=0 sessions active, 0 control "
+	    "connections");
+
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	notify_expect(ns, "STATUS=1 session active, ");
+
+	kill(daemon_pid, SIGHUP);
+	assert_int_equal(notify_recv(ns, buf, sizeof(buf), REPLY_MS), 0);
+	assert_non_null(strstr(buf, "RELOADING=1"));
+	assert_int_equal(notify_recv(ns, buf, sizeof(buf), REPLY_MS), 0);
+	assert_non_null(strstr(buf, "READY=1"));
+
+	kill(daemon_pid, SIGTERM);
+	notify_expect(ns, "STOPPING=1");
+	pns_send_simple(s, PPTP_STOPCCRP, 0);
+	close(s);
+	int st;
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(ns);
+}
+
+/* Without NOTIFY_SOCKET nothing is sent and the daemon runs as before
+ * (every other test). */
+
 int
 main(void)
 {
@@ -1537,6 +1981,10 @@ main(void)
 		cmocka_unit_test_teardown(test_ctl_json_escapes_user, teardown_quiet),
 		cmocka_unit_test(test_ctl_daemon_not_running),
 		cmocka_unit_test_setup_teardown(test_ctl_bad_requests, setup, teardown),
+		cmocka_unit_test_teardown(test_metrics_scraped, teardown),
+		cmocka_unit_test_teardown(test_metrics_per_session, teardown),
+		cmocka_unit_test(test_metrics_off_by_default),
+		cmocka_unit_test(test_sd_notify),
 	};
 	int rc = cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
 	char cmd[PATH_MAX + 16];

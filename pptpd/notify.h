@@ -1,0 +1,33 @@
+/* systemd's readiness protocol (sd_notify(3)): READY, RELOADING, STOPPING
+ * and a STATUS line with the session count. Nothing is sent unless systemd
+ * started us with NOTIFY_SOCKET set; without it the daemon runs as before. */
+#ifndef PPTPD_NOTIFY_H
+#define PPTPD_NOTIFY_H
+
+#include <stdint.h>
+
+#include "loop.h"
+
+/* STATUS is sent when the count changes, at most once per this long: a
+ * flood of calls must not become a flood of messages to PID 1. */
+#define NOTIFY_STATUS_MS 1000
+
+struct server;
+
+struct notify {
+	int               on;          /* NOTIFY_SOCKET was set */
+	struct loop_timer timer;       /* a STATUS waiting for its turn */
+	uint64_t          sent_ms;     /* when the last STATUS went out */
+	long              sent_count;  /* the count it carried; -1: none yet */
+};
+
+void notify_init(struct notify *n);
+/* The server listens and serves (also the end of a reload). */
+void notify_ready(struct server *s);
+void notify_reloading(struct server *s);
+void notify_stopping(struct server *s);
+/* A call started or ended: send STATUS now or after the rate limit. */
+void notify_sessions_changed(struct server *s);
+void notify_free(struct server *s);
+
+#endif
