@@ -153,6 +153,8 @@ static void __attribute__((noreturn))
 call_exec_pppd(int slave, char **argv)
 {
 	loop_child_reset();
+	/* systemd's notify socket is ours alone (NotifyAccess=main). */
+	unsetenv("NOTIFY_SOCKET");
 	setsid();
 	ioctl(slave, TIOCSCTTY, 0);
 	if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0)
