@@ -131,5 +131,31 @@ check "bob's pppd still runs" proc_alive "$(client_pid b)"
 ctl kill user alice
 check "kill user alice again: exit 1 (got $ctl_rc)" test "$ctl_rc" = 1
 
+# ---- clean stop: SIGTERM hangs bob up; on the wire his pptp gets the
+# Call-Disconnect-Notify and then the Stop-Control-Connection-Request
+ip netns exec "$NS_CLI2" python3 "$E2E_LIB_DIR/ctrl_sniff.py" 30 \
+	"$E2E_DIR/ctrl-ready" >"$E2E_DIR/ctrl-wire" &
+sniffer=$!
+for _ in $(seq 100); do [ -e "$E2E_DIR/ctrl-ready" ] && break; e2e_sleep 0.1; done
+spid=$(server_pid)
+kill -TERM "$spid"
+gone=0
+for _ in $(seq 75); do proc_alive "$spid" || { gone=1; break; }; e2e_sleep 0.2; done
+check "pptpd exits within 15 s of SIGTERM (stop-timeout 10 s)" test "$gone" = 1
+assert_log_contains "$E2E_SERVER_LOG" "shutting down: 1 connections" \
+	"the server logs the clean stop"
+wait_for_log "$E2E_SYSLOG" "Call disconnect notification received \(call id $idb\)" 10 || true
+assert_log_contains "$E2E_SYSLOG" "Call disconnect notification received \(call id $idb\)" \
+	"bob's pptp got the Call-Disconnect-Notify for call $idb at shutdown"
+# (pptp-linux closes its side when its last call is gone, so it never
+# logs our StopCCRQ: the wire shows what the server sent)
+wait "$sniffer" || true
+wire=$(tr '\n' ' ' <"$E2E_DIR/ctrl-wire")
+check "on the wire to bob: a CDN, then a StopCCRQ (got: $wire)" \
+	grep -qE 'CDN (EchoRP )*StopCCRQ' <<<"$wire"
+assert_log_contains "$(client_log b)" 'rcvd \[LCP TermReq' \
+	"bob's pppd got an LCP Terminate-Request first: the server's pppd ended LCP"
+rm -f "$E2E_DIR/server.pid"
+
 client_down b
 e2e_done
