@@ -280,6 +280,8 @@ struct reloader {
 	struct conf       *conf;
 	const struct opts *o;
 	struct server     *s;
+	/* -c made absolute before daemon() leaves the working directory */
+	char               path[PATH_MAX];
 };
 
 /* Read and check everything as a start does, into a new configuration;
@@ -291,7 +293,7 @@ reload(void *arg, char *err, size_t errlen)
 	struct conf next, old;
 
 	conf_init(&next);
-	if (conf_load(&next, r->o->conf_file, err, errlen) < 0)
+	if (conf_load(&next, r->path, err, errlen) < 0)
 		goto refuse;
 	if (apply_args(&next, r->o) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -352,9 +354,12 @@ run(struct conf *conf, const struct opts *o)
 	const char *pidfile = (!o->foreground || o->pidfile) ? conf->pidfile : NULL;
 	const char *reason = NULL;
 	struct server *s = NULL;
-	struct reloader reloader = { conf, o, NULL };
+	struct reloader reloader = { conf, o, NULL, "" };
 	struct loop *loop = loop_new();
 	int rc = EXIT_FAIL, pid_fd = -1;
+
+	if (realpath(o->conf_file, reloader.path) == NULL)
+		snprintf(reloader.path, sizeof(reloader.path), "%s", o->conf_file);
 
 	if (loop == NULL) {
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));

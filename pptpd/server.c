@@ -572,6 +572,10 @@ server_reload(struct server *s, const struct conf *next, char *err,
 	struct pool *p = NULL;
 	char perr[CONF_ERR_LEN];
 
+	if (s->stopping) {
+		snprintf(err, errlen, "shutting down");
+		return -1;
+	}
 	if (key != NULL) {
 		snprintf(err, errlen, "%s: '%s' changed: %s changes need a restart",
 		    next->file, key, key);
