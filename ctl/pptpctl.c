@@ -18,7 +18,7 @@
 #define EXIT_NOMATCH      1   /* no such session, nothing matched */
 #define EXIT_USAGE        2
 #define EXIT_NOT_RUNNING  3   /* no socket, or nobody listening on it */
-#define EXIT_ERROR        4   /* anything else */
+#define EXIT_ERROR        4   /* anything else (a reload refused, ...) */
 #define EXIT_UNSUPPORTED  5   /* the daemon knows the request, cannot yet */
 
 #define PPTPCTL_TIMEOUT_MS 10000
@@ -34,7 +34,8 @@ usage(FILE *f)
 	    "  kill ID                     hang up that session cleanly\n"
 	    "  kill user NAME              hang up every session of that user\n"
 	    "  kill address ADDR           ... of that client or tunnel address\n"
-	    "  reload, metrics             (not supported yet)\n"
+	    "  reload                      re-read pptpd.conf; nothing is dropped\n"
+	    "  metrics                     (not supported yet)\n"
 	    "  -s PATH  the daemon's control socket (default %s)\n"
 	    "exit: 0 ok, 1 no such session, 2 usage, 3 pptpd not running, 4 error,\n"
 	    "      5 not supported by this pptpd\n", CTL_SOCK_PATH);

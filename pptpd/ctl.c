@@ -4,6 +4,7 @@
  * CTL_TIMEOUT_MS and never the daemon. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,6 +460,27 @@ ctl_cmd_kill(struct ctl_conn *cc, struct ctl_out *o, const char *arg,
 	return NULL;
 }
 
+/* The same reload as SIGHUP's; the answer carries the refusal's
+ * "file:line: reason". */
+static const char *
+ctl_cmd_reload(struct ctl_conn *cc, struct ctl_out *o, const char **msg)
+{
+	static char err[CONF_ERR_LEN + PATH_MAX];
+	struct server *s = cc->ctl->srv;
+
+	log_msg(LOG_NOTICE, "ctl: reload asked by uid %u pid %d",
+	    (unsigned)cc->uid, (int)cc->pid);
+	notify_reloading(s);
+	int rc = s->reload(s->reload_arg, err, sizeof(err));
+	notify_ready(s);
+	if (rc < 0) {
+		*msg = err;
+		return CTL_ERR_REFUSED;
+	}
+	out_printf(o, "reloaded %s\n", s->conf->file);
+	return NULL;
+}
+
 /* `rest` is what follows `word`: "" when the request is the word alone. */
 static int
 ctl_word(const char *req, const char *word, const char **rest)
@@ -504,8 +526,9 @@ ctl_dispatch(struct ctl_conn *cc, char *req, struct ctl_out *body,
 		return ctl_cmd_show(cc, body, arg, json, msg);
 	} else if (ctl_word(req, "kill", &rest)) {
 		return ctl_cmd_kill(cc, body, rest, msg);
-	} else if ((ctl_word(req, "reload", &rest) ||
-	    ctl_word(req, "metrics", &rest)) && *rest == '\0') {
+	} else if (ctl_word(req, "reload", &rest) && *rest == '\0') {
+		return ctl_cmd_reload(cc, body, msg);
+	} else if (ctl_word(req, "metrics", &rest) && *rest == '\0') {
 		*msg = "not supported yet";
 		return CTL_ERR_UNSUPPORTED;
 	}

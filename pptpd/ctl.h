@@ -22,6 +22,7 @@
 #define CTL_ERR_DENIED       "denied"            /* not root */
 #define CTL_ERR_BUSY         "busy"              /* too many at once */
 #define CTL_ERR_INTERNAL     "internal"          /* out of memory */
+#define CTL_ERR_REFUSED      "refused"           /* reload: bad configuration */
 
 #ifndef CTL_CLIENT_ONLY
 

@@ -24,6 +24,12 @@ log_close(void)
 		closelog();
 }
 
+void
+log_set_debug(int debug)
+{
+	log_debug = debug;
+}
+
 int
 log_debug_enabled(void)
 {

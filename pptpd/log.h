@@ -18,6 +18,8 @@
 
 void log_open(const char *ident, int to_stderr, int debug);
 void log_close(void);
+/* A reload turns debug logging on or off. */
+void log_set_debug(int debug);
 int  log_debug_enabled(void);
 void log_msg(int prio, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

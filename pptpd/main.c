@@ -162,30 +162,28 @@ apply_args(struct conf *c, const struct opts *o)
 
 /* -w is the command line's logwtmp; the file's was checked by conf_load. */
 static int
-check_args(const struct conf *c, const struct opts *o)
+check_args(const struct conf *c, const struct opts *o, char *err, size_t errlen)
 {
 	if (o->logwtmp && c->noplugin) {
-		fprintf(stderr, "pptpd: -w (logwtmp) needs the plugin; remove "
-		    "'noplugin' from %s\n", c->file);
+		snprintf(err, errlen, "-w (logwtmp) needs the plugin; remove "
+		    "'noplugin' from %s", c->file);
 		return -1;
 	}
 	return 0;
 }
 
 /* The plugin reads the peers file in every pppd, where a mistake would
- * fail each call; read it once here so it fails the start instead. */
+ * fail each call; read it once here so it fails the start (or the reload)
+ * instead. */
 static int
-check_peers(const struct conf *c)
+check_peers(const struct conf *c, char *err, size_t errlen)
 {
-	char err[PEERS_ERR_MAX];
 	struct peers *p;
 
 	if (c->peers == NULL || c->noplugin)
 		return 0;
-	if (peers_load(c->peers, &p, err, sizeof(err)) < 0) {
-		fprintf(stderr, "pptpd: %s\n", err);
+	if (peers_load(c->peers, &p, err, errlen) < 0)
 		return -1;
-	}
 	peers_free(p);
 	return 0;
 }
@@ -277,6 +275,50 @@ pidfile_write(int fd)
 	return 0;
 }
 
+/* What a reload needs: the configuration in force and the command line. */
+struct reloader {
+	struct conf       *conf;
+	const struct opts *o;
+	struct server     *s;
+	/* -c made absolute before daemon() leaves the working directory */
+	char               path[PATH_MAX];
+};
+
+/* Read and check everything as a start does, into a new configuration;
+ * only when all of it holds does the server take it. */
+static int
+reload(void *arg, char *err, size_t errlen)
+{
+	struct reloader *r = arg;
+	struct conf next, old;
+
+	conf_init(&next);
+	if (conf_load(&next, r->path, err, errlen) < 0)
+		goto refuse;
+	if (apply_args(&next, r->o) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto refuse;
+	}
+	if (check_args(&next, r->o, err, errlen) < 0 ||
+	    check_peers(&next, err, errlen) < 0 ||
+	    nofile_fit(&next, err, errlen) < 0 ||
+	    server_reload(r->s, &next, err, errlen) < 0)
+		goto refuse;
+	for (size_t i = 0; i < next.nwarnings; i++)
+		log_msg(LOG_WARNING, "%s", next.warnings[i]);
+	/* s->conf points at *r->conf: it now holds the new settings. */
+	old = *r->conf;
+	*r->conf = next;
+	conf_free(&old);
+	log_msg(LOG_NOTICE, "reloaded %s", r->conf->file);
+	return 0;
+refuse:
+	log_msg(LOG_ERR, "%s: reload refused, the running configuration stays",
+	    err);
+	conf_free(&next);
+	return -1;
+}
+
 static void
 on_signal(void *arg, int signo)
 {
@@ -288,12 +330,15 @@ on_signal(void *arg, int signo)
 	case SIGUSR1:
 		server_status(s);
 		break;
-	case SIGHUP:
+	case SIGHUP: {
+		char err[CONF_ERR_LEN + PATH_MAX];
 		/* systemd holds other jobs while we say we reload. */
 		notify_reloading(s);
-		log_msg(LOG_NOTICE, "SIGHUP: reload is not supported; restart to apply changes");
+		log_msg(LOG_NOTICE, "SIGHUP: reloading");
+		s->reload(s->reload_arg, err, sizeof(err));
 		notify_ready(s);
 		break;
+	}
 	default:
 		server_shutdown(s);
 		break;
@@ -309,8 +354,12 @@ run(struct conf *conf, const struct opts *o)
 	const char *pidfile = (!o->foreground || o->pidfile) ? conf->pidfile : NULL;
 	const char *reason = NULL;
 	struct server *s = NULL;
+	struct reloader reloader = { conf, o, NULL, "" };
 	struct loop *loop = loop_new();
 	int rc = EXIT_FAIL, pid_fd = -1;
+
+	if (realpath(o->conf_file, reloader.path) == NULL)
+		snprintf(reloader.path, sizeof(reloader.path), "%s", o->conf_file);
 
 	if (loop == NULL) {
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
@@ -325,6 +374,9 @@ run(struct conf *conf, const struct opts *o)
 		reason = err;
 	}
 	if (reason == NULL) {
+		reloader.s = s;
+		s->reload = reload;
+		s->reload_arg = &reloader;
 		if (!o->foreground)
 			log_open("pptpd", 0, conf->debug);
 		if (pid_fd >= 0 && pidfile_write(pid_fd) < 0)
@@ -352,8 +404,9 @@ run(struct conf *conf, const struct opts *o)
 	server_free(s);
 	loop_free(loop);
 	if (pid_fd >= 0) {
-		/* Only the holder of the lock removes the file. */
-		unlink(pidfile);
+		/* Only the holder of the lock removes the file. (conf->pidfile,
+		 * not `pidfile`: a reload replaced the string, never its value.) */
+		unlink(conf->pidfile);
 		close(pid_fd);
 	}
 	return rc;
@@ -364,7 +417,7 @@ main(int argc, char **argv)
 {
 	struct opts o = { .conf_file = CONF_DEFAULT_FILE };
 	struct conf conf;
-	char err[CONF_ERR_LEN];
+	char err[CONF_ERR_LEN > PEERS_ERR_MAX ? CONF_ERR_LEN : PEERS_ERR_MAX];
 	int rc = EXIT_CONFIG;
 
 	if (parse_args(argc, argv, &o) < 0)
@@ -372,8 +425,12 @@ main(int argc, char **argv)
 	conf_init(&conf);
 	if (conf_load(&conf, o.conf_file, err, sizeof(err)) < 0)
 		fprintf(stderr, "pptpd: %s\n", err);
-	else if (apply_args(&conf, &o) == 0 && check_args(&conf, &o) == 0 &&
-	    check_peers(&conf) == 0) {
+	else if (apply_args(&conf, &o) < 0)
+		;
+	else if (check_args(&conf, &o, err, sizeof(err)) < 0 ||
+	    check_peers(&conf, err, sizeof(err)) < 0)
+		fprintf(stderr, "pptpd: %s\n", err);
+	else {
 		log_open("pptpd", 1, conf.debug);
 		for (size_t i = 0; i < conf.nwarnings; i++)
 			log_msg(LOG_WARNING, "%s", conf.warnings[i]);

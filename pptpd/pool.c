@@ -425,6 +425,35 @@ pool_alloc(struct pool *p, struct in_addr *local, struct in_addr *remote)
 	return 0;
 }
 
+/* The free ring holds each free index once: remove `idx` from it, keeping
+ * the order of the others. */
+static void
+fifo_remove(struct pool *p, uint32_t idx)
+{
+	size_t k = 0;
+
+	while (k < p->nfree && p->fifo[(p->head + k) % p->n] != idx)
+		k++;
+	for (; k + 1 < p->nfree; k++)
+		p->fifo[(p->head + k) % p->n] = p->fifo[(p->head + k + 1) % p->n];
+	p->nfree--;
+}
+
+int
+pool_take(struct pool *p, struct in_addr remote)
+{
+	const struct slot *s;
+
+	if (p == NULL)
+		return -1;
+	s = slot_find(p, ntohl(remote.s_addr));
+	if (s == NULL || p->busy[s->idx])
+		return -1;
+	fifo_remove(p, s->idx);
+	p->busy[s->idx] = 1;
+	return 0;
+}
+
 int
 pool_release(struct pool *p, struct in_addr remote)
 {

@@ -43,7 +43,13 @@ void   pool_free(struct pool *p);
 /* Take a free pair; -1 when exhausted. Allocation hands out the address
  * freed longest ago, so a reconnecting client rarely gets a stale route. */
 int    pool_alloc(struct pool *p, struct in_addr *local, struct in_addr *remote);
-/* Return `remote` to the pool; -1 if it was not allocated. */
+/* Mark `remote` taken, as if allocated: a reload's new pool learns the
+ * addresses live calls hold. -1 when the pool does not hold it (the call
+ * keeps it as a retired address) or it is already taken. */
+int    pool_take(struct pool *p, struct in_addr remote);
+/* Return `remote` to the pool; -1, changing nothing, if it was not
+ * allocated, or is not in this pool at all (an address retired by a
+ * reload: it is simply never handed out again). */
 int    pool_release(struct pool *p, struct in_addr remote);
 size_t pool_size(const struct pool *p);
 size_t pool_available(const struct pool *p);

@@ -465,3 +465,150 @@ server_status(struct server *s)
 	    (unsigned long long)gs.tx_datagrams, (unsigned long long)gs.rx_malformed,
 	    (unsigned long long)gs.rx_unknown_call);
 }
+
+/* ---- reload */
+
+static int
+str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/* Keys whose sockets or files are set up once: a reload that changes one
+ * is refused, so what the daemon does always matches its configuration.
+ * The GRE socket is bound to `listen` and live calls need it. */
+static const char *
+server_restart_key(const struct conf *a, const struct conf *b)
+{
+	if (a->listen.s_addr != b->listen.s_addr)
+		return "listen";
+	if (a->metrics_listen.sin_addr.s_addr != b->metrics_listen.sin_addr.s_addr ||
+	    a->metrics_listen.sin_port != b->metrics_listen.sin_port)
+		return "metrics-listen";
+	if (a->noplugin != b->noplugin)
+		return "noplugin";
+	if (str_differs(a->pidfile, b->pidfile))
+		return "pidfile";
+	return NULL;
+}
+
+static void
+log_change_str(const char *key, const char *a, const char *b, int *n)
+{
+	if (!str_differs(a, b))
+		return;
+	log_msg(LOG_NOTICE, "reload: %s %s -> %s", key, a ? a : "(unset)",
+	    b ? b : "(unset)");
+	(*n)++;
+}
+
+static void
+log_change_int(const char *key, int a, int b, int *n)
+{
+	if (a == b)
+		return;
+	log_msg(LOG_NOTICE, "reload: %s %d -> %d", key, a, b);
+	(*n)++;
+}
+
+/* The keys a reload can change, one line each. */
+static void
+server_log_changes(const struct conf *a, const struct conf *b)
+{
+	int n = 0;
+
+	log_change_str("localip", a->localip, b->localip, &n);
+	log_change_str("remoteip", a->remoteip, b->remoteip, &n);
+	log_change_int("connections", a->connections, b->connections, &n);
+	log_change_int("connections-per-client", a->per_client, b->per_client, &n);
+	log_change_int("calls-per-connection", a->calls_per_conn,
+	    b->calls_per_conn, &n);
+	log_change_int("calls-per-client", a->calls_per_client,
+	    b->calls_per_client, &n);
+	log_change_int("call-setups", a->setups, b->setups, &n);
+	log_change_int("call-setups-per-client", a->setups_per_client,
+	    b->setups_per_client, &n);
+	log_change_int("call-rate-per-client", a->call_rate, b->call_rate, &n);
+	log_change_int("stimeout", a->stimeout, b->stimeout, &n);
+	log_change_int("stop-timeout", a->stop_timeout, b->stop_timeout, &n);
+	log_change_int("debug", a->debug, b->debug, &n);
+	log_change_str("option", a->option, b->option, &n);
+	log_change_str("ppp", a->ppp, b->ppp, &n);
+	log_change_str("speed", a->speed, b->speed, &n);
+	log_change_int("noipparam", a->noipparam, b->noipparam, &n);
+	log_change_int("logwtmp", a->logwtmp, b->logwtmp, &n);
+	log_change_str("plugin", a->plugin, b->plugin, &n);
+	log_change_str("peers", a->peers, b->peers, &n);
+	log_change_int("metrics-per-session", a->metrics_per_session,
+	    b->metrics_per_session, &n);
+	if (n == 0)
+		log_msg(LOG_NOTICE, "reload: nothing changed");
+}
+
+/* The new pool, with every address a call holds marked taken. Returns the
+ * number of addresses the calls keep that the new pool does not hold. */
+static unsigned
+server_pool_adopt(struct server *s, struct pool *p)
+{
+	unsigned retired = 0;
+	struct call *c;
+
+	TAILQ_FOREACH(c, &s->calls, s_entry) {
+		if (c->remote_ip.s_addr == INADDR_ANY)
+			continue;
+		if (p == NULL || pool_take(p, c->remote_ip) < 0)
+			retired++;
+	}
+	return retired;
+}
+
+int
+server_reload(struct server *s, const struct conf *next, char *err,
+    size_t errlen)
+{
+	const char *key = server_restart_key(s->conf, next);
+	struct pool *p = NULL;
+	char perr[CONF_ERR_LEN];
+
+	if (s->stopping) {
+		snprintf(err, errlen, "shutting down");
+		return -1;
+	}
+	if (key != NULL) {
+		snprintf(err, errlen, "%s: '%s' changed: %s changes need a restart",
+		    next->file, key, key);
+		return -1;
+	}
+	if (!next->noplugin && str_differs(s->conf->plugin, next->plugin) &&
+	    access(next->plugin, R_OK) < 0) {
+		snprintf(err, errlen, "pppd plugin %s: %s", next->plugin,
+		    strerror(errno));
+		return -1;
+	}
+	if (!str_differs(s->conf->localip, next->localip) &&
+	    !str_differs(s->conf->remoteip, next->remoteip)) {
+		/* Same pool: keep it, and the order its free addresses are in. */
+		server_log_changes(s->conf, next);
+		log_set_debug(next->debug);
+		return 0;
+	}
+	if (next->remoteip != NULL &&
+	    (p = pool_new(next->localip, next->remoteip, perr, sizeof(perr))) == NULL) {
+		snprintf(err, errlen, "%s:%d: address pool: %s", next->file,
+		    next->line_remoteip > next->line_localip ? next->line_remoteip :
+		    next->line_localip, perr);
+		return -1;
+	}
+	server_log_changes(s->conf, next);
+	unsigned retired = server_pool_adopt(s, p);
+	if (retired > 0)
+		log_msg(LOG_NOTICE, "reload: %u live calls keep addresses the new "
+		    "pool does not hold; each is retired when its call ends",
+		    retired);
+	pool_free(s->pool);
+	s->pool = p;
+	log_set_debug(next->debug);
+	return 0;
+}

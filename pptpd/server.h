@@ -57,6 +57,10 @@ struct server {
 	struct metrics_counts counts;  /* for the metrics (metrics.h) */
 	struct metrics    *metrics;    /* the HTTP endpoint; NULL when off */
 	struct notify      notify;     /* systemd (notify.h) */
+	/* SIGHUP and `pptpctl reload`: main.c reads the files, then calls
+	 * server_reload(). 0, or -1 with err set ("file:line: reason"). */
+	int              (*reload)(void *arg, char *err, size_t errlen);
+	void              *reload_arg;
 };
 
 struct server *server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen);
@@ -72,6 +76,16 @@ void server_free(struct server *s);
 void server_reap(struct server *s);
 /* SIGUSR1: one log line with connections, calls and the pool. */
 void server_status(struct server *s);
+
+/* Reload, step two: `next` has been read and checked as at startup. Check
+ * what only the server can (the pool, the plugin, keys that need a
+ * restart), then install the new pool, the one live calls' addresses are
+ * marked taken in (an address it does not hold stays with its call and is
+ * retired when the call ends), and log one line per changed key. Returns
+ * -1 with `err` set and nothing changed; on 0 the caller must make `next`
+ * the configuration s->conf points at. */
+int server_reload(struct server *s, const struct conf *next, char *err,
+    size_t errlen);
 
 /* Bookkeeping used by ctrl.c and call.c. */
 void server_ctrl_gone(struct server *s, struct ctrl *c);

@@ -94,8 +94,8 @@ assert_ping "$NS_CLI2" "$TUNNEL_LOCAL_IP" 5 "bob's tunnel passes traffic"
 # ---- kill user alice: that one session, cleanly
 ctl kill user nobody
 check "kill user nobody: exit 1, no such session (got $ctl_rc)" test "$ctl_rc" = 1
-ctl reload
-check "reload: exit 5, not supported yet (got $ctl_rc)" test "$ctl_rc" = 5
+ctl metrics
+check "metrics: exit 5, not supported yet (got $ctl_rc)" test "$ctl_rc" = 5
 
 pida=$(client_pid a)
 ctl kill user alice

@@ -1358,7 +1358,6 @@ test_ctl_kill(void **state)
 	assert_int_equal(pptpctl("kill address not-an-address"), 2);
 	assert_int_equal(pptpctl("kill"), 2);
 	assert_int_equal(pptpctl("frobnicate"), 2);
-	assert_int_equal(pptpctl("reload"), 5);
 	assert_int_equal(pptpctl("metrics"), 5);
 
 	snprintf(arg, sizeof(arg), "kill %u", a);
@@ -1926,6 +1925,194 @@ test_sd_notify(void **state)
 	close(ns);
 }
 
+/* ---- issue 10: reload (SIGHUP, pptpctl reload) */
+
+/* Some pppd was given LOCAL:REMOTE (the fake pppd's args files). */
+static int
+pppd_got(const char *pair)
+{
+	char cmd[PATH_MAX + 128];
+	snprintf(cmd, sizeof(cmd), "grep -q ' %s ' %s/*.args", pair, tmpdir);
+	return system(cmd) == 0;
+}
+
+static int
+reloads_done(void)
+{
+	return log_count("reloaded ") + log_count("reload refused");
+}
+
+/* SIGHUP, and wait until the daemon has said how the reload went. */
+static void
+reload_by_signal(void)
+{
+	int before = reloads_done();
+	assert_int_equal(kill(daemon_pid, SIGHUP), 0);
+	wait_for(reloads_done, before + 1, 3000);
+}
+
+/* The call of peer Call ID `peer_id` on `s` is alive: an echo is answered
+ * and nothing came before the answer (no Call-Disconnect-Notify). */
+static void
+pns_alive(int s, uint32_t id)
+{
+	struct pptp_msg m = { .type = PPTP_ECHORQ };
+	m.u.echo.id = id;
+	pns_send(s, &m);
+	assert_int_equal(pns_recv(s, &m, REPLY_MS), 0);
+	assert_int_equal(m.type, PPTP_ECHORP);
+	assert_int_equal(m.u.echo.id, id);
+}
+
+static void
+pool_free_is(const char *want)
+{
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(pptpctl("status"), 0);
+		if (ctl_out_has(want))
+			break;
+		usleep(10000);
+	}
+	assert_true(ctl_out_contains("%s", want));
+}
+
+/* A reload that changes the pool and a limit: the live call keeps its
+ * address, new calls get the new pool and the new limit, and the old
+ * address, outside the new pool, is never handed out again. */
+static void
+test_reload_pool_and_limit(void **state)
+{
+	struct pptp_msg r, m;
+	daemon_start("");
+	int s1 = pns_start();
+	pns_call(s1, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	uint16_t first = r.u.ocrp.call_id;
+	wait_for(args_files, 1, 2000);
+	assert_true(pppd_got("198.19.0.1:198.19.0.10"));
+
+	pool = "198.19.0.50-51";
+	write_conf("calls-per-connection 1\n");
+	reload_by_signal();
+	assert_true(log_contains("reload: remoteip 198.19.0.10-11 -> 198.19.0.50-51"));
+	assert_true(log_contains("reload: calls-per-connection 16 -> 1"));
+	assert_true(log_contains("reload: 1 live calls keep addresses the new pool"));
+	assert_true(log_contains("reloaded "));
+	assert_false(log_contains("reload refused"));
+	assert_false(log_contains("reload: localip"));
+	pns_alive(s1, 1);
+	assert_int_equal(daemon_children(), 1);
+
+	/* the new limit: this connection already carries one call */
+	pns_call(s1, 2, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_GENERAL_ERROR);
+	assert_true(log_contains("too many calls on this connection"));
+	/* the new pool, for a call on a new connection */
+	int s2 = pns_start();
+	pns_call(s2, 3, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(args_files, 2, 2000);
+	assert_true(pppd_got("198.19.0.1:198.19.0.50"));
+	pool_free_is("pool:        1 of 2 free");
+
+	/* the first call ends: 198.19.0.10 is retired, not freed */
+	m = (struct pptp_msg){ .type = PPTP_CCRQ };
+	m.u.ccrq.call_id = 1;
+	pns_send(s1, &m);
+	assert_int_equal(pns_expect(s1, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, first);
+	wait_for(daemon_children, 1, 3000);
+	pool_free_is("pool:        1 of 2 free");
+	int s3 = pns_start(), s4 = pns_start();
+	pns_call(s3, 4, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(args_files, 3, 2000);
+	assert_true(pppd_got("198.19.0.1:198.19.0.51"));
+	pns_call(s4, 5, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_GENERAL_ERROR);
+	assert_true(log_contains("address pool exhausted"));
+	pns_alive(s2, 6);
+	close(s1);
+	close(s2);
+	close(s3);
+	close(s4);
+}
+
+/* A configuration with an error is refused with file:line; the old one
+ * stays (its pool, its limits) and every call is kept. */
+static void
+test_reload_refused(void **state)
+{
+	struct pptp_msg r;
+	char cmd[PATH_MAX + 128];
+	daemon_start("");
+	int s1 = pns_start();
+	pns_call(s1, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+
+	/* line 7: the first line after write_conf's six */
+	pool = "198.19.0.50-51";
+	write_conf("frobnicate 1\ncalls-per-connection 1\n");
+	reload_by_signal();
+	assert_true(log_contains("pptpd.conf:7: "));
+	assert_true(log_contains("reload refused"));
+	assert_false(log_contains("reload: remoteip"));
+	pns_alive(s1, 1);
+	/* the old limit (16 a connection) and the old pool */
+	pns_call(s1, 2, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(args_files, 2, 2000);
+	assert_true(pppd_got("198.19.0.1:198.19.0.11"));
+	assert_false(pppd_got("198.19.0.1:198.19.0.50"));
+
+	/* a listen change needs a restart: refused, and nothing dropped */
+	write_conf("");
+	snprintf(cmd, sizeof(cmd), "sed -i 's/^listen 127.0.0.1$/listen 127.0.0.2/' "
+	    "%s/pptpd.conf", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	reload_by_signal();
+	assert_true(log_contains("'listen' changed: listen changes need a restart"));
+	assert_int_equal(log_count("reload refused"), 2);
+	pns_alive(s1, 3);
+	assert_int_equal(daemon_children(), 2);
+	close(s1);
+}
+
+/* pptpctl reload: the same reload, its outcome in the answer and the exit
+ * status (0 done, 4 refused with file:line). */
+static void
+test_ctl_reload(void **state)
+{
+	struct pptp_msg r;
+	char path[PATH_MAX];
+	daemon_start("");
+	int s1 = pns_start();
+	pns_call(s1, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+
+	assert_int_equal(pptpctl("reload"), 0);
+	assert_true(ctl_out_contains("reloaded %s/pptpd.conf", tmpdir));
+	assert_true(log_contains("reload: nothing changed"));
+	assert_true(log_contains("ctl: reload asked by uid 0"));
+
+	write_conf("stimeout 5\ncalls-per-client 4\n");
+	assert_int_equal(pptpctl("reload"), 0);
+	assert_true(log_contains("reload: stimeout 30 -> 5"));
+	assert_true(log_contains("reload: calls-per-client 32 -> 4"));
+	assert_int_equal(pptpctl("status"), 0);
+	assert_true(ctl_out_contains("calls-per-client 4"));
+
+	write_conf("stimeout 5\nstimeout-typo 4\n");
+	assert_int_equal(pptpctl("reload"), 4);
+	snprintf(path, sizeof(path), "%s/ctl.err", tmpdir);
+	assert_true(file_contains(path, "pptpd.conf:8: "));
+	assert_true(log_contains("reload refused"));
+	assert_int_equal(pptpctl("status"), 0);
+	assert_true(ctl_out_contains("calls-per-client 4"));
+	pns_alive(s1, 2);
+	close(s1);
+}
+
 /* Without NOTIFY_SOCKET nothing is sent and the daemon runs as before
  * (every other test). */
 
@@ -1985,6 +2172,9 @@ main(void)
 		cmocka_unit_test_teardown(test_metrics_per_session, teardown),
 		cmocka_unit_test(test_metrics_off_by_default),
 		cmocka_unit_test(test_sd_notify),
+		cmocka_unit_test_teardown(test_reload_pool_and_limit, teardown_quiet),
+		cmocka_unit_test_teardown(test_reload_refused, teardown_quiet),
+		cmocka_unit_test_teardown(test_ctl_reload, teardown_quiet),
 	};
 	int rc = cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
 	char cmd[PATH_MAX + 16];

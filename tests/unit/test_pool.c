@@ -481,6 +481,51 @@ test_churn(void **state)
 	pool_free(p);
 }
 
+/* A reload's new pool: addresses live calls hold are taken, in the middle
+ * of the free ring, and the others still come out in their order; an
+ * address outside the pool cannot be taken, and releasing it changes
+ * nothing. */
+static void
+test_take(void **state)
+{
+	char err[256] = "";
+	struct pool *p = pool_new("198.19.1.1", "198.19.0.10-14", err, sizeof(err));
+	struct in_addr l, r;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(pool_take(p, addr("198.19.0.12")), 0);
+	assert_int_equal(pool_take(p, addr("198.19.0.12")), -1);
+	assert_int_equal(pool_take(p, addr("198.19.0.10")), 0);
+	assert_int_equal(pool_take(p, addr("198.18.0.10")), -1);
+	assert_int_equal(pool_available(p), 3);
+	assert_int_equal(pool_release(p, addr("198.18.0.10")), -1);
+	assert_int_equal(pool_available(p), 3);
+	assert_int_equal(pool_alloc(p, &l, &r), 0);
+	assert_string_equal(ip(r), "198.19.0.11");
+	assert_string_equal(ip(l), "198.19.1.1");
+	assert_int_equal(pool_alloc(p, &l, &r), 0);
+	assert_string_equal(ip(r), "198.19.0.13");
+	assert_int_equal(pool_alloc(p, &l, &r), 0);
+	assert_string_equal(ip(r), "198.19.0.14");
+	assert_int_equal(pool_alloc(p, &l, &r), -1);
+	/* a taken address comes back like an allocated one */
+	assert_int_equal(pool_release(p, addr("198.19.0.12")), 0);
+	assert_int_equal(pool_alloc(p, &l, &r), 0);
+	assert_string_equal(ip(r), "198.19.0.12");
+	/* after the ring has wrapped */
+	assert_int_equal(pool_release(p, addr("198.19.0.11")), 0);
+	assert_int_equal(pool_release(p, addr("198.19.0.13")), 0);
+	assert_int_equal(pool_release(p, addr("198.19.0.14")), 0);
+	assert_int_equal(pool_take(p, addr("198.19.0.13")), 0);
+	assert_int_equal(pool_alloc(p, &l, &r), 0);
+	assert_string_equal(ip(r), "198.19.0.11");
+	assert_int_equal(pool_alloc(p, &l, &r), 0);
+	assert_string_equal(ip(r), "198.19.0.14");
+	assert_int_equal(pool_alloc(p, &l, &r), -1);
+	pool_free(p);
+}
+
 int
 main(void)
 {
@@ -502,6 +547,7 @@ main(void)
 		cmocka_unit_test(test_fifo),
 		cmocka_unit_test(test_release_errors),
 		cmocka_unit_test(test_churn),
+		cmocka_unit_test(test_take),
 	};
 
 	return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
