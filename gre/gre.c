@@ -76,6 +76,7 @@ struct gre_call {
 	uint16_t local_id, peer_id;
 	struct in_addr peer;
 	struct sockaddr_in peer_sa;
+	struct in_addr local;     /* our source address; INADDR_ANY: routing's */
 	int pty_fd;
 	void *arg;
 	int dead, want_write, touched;
@@ -127,6 +128,11 @@ struct gre_engine {
 	unsigned ntx;
 	struct mmsghdr tx_msg[GRE_TX_BATCH];
 	struct iovec tx_iov[GRE_TX_BATCH];
+	/* IP_PKTINFO per datagram: each call's source address */
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	} tx_ctl[GRE_TX_BATCH];
 	struct tx_slot tx[GRE_TX_BATCH];
 	uint8_t rdbuf[GRE_PTY_READ];
 };
@@ -379,8 +385,7 @@ static int tx_one(struct gre_engine *e, unsigned i)
 	ssize_t r;
 
 	do
-		r = sendto(e->fd, e->tx_iov[i].iov_base, e->tx_iov[i].iov_len,
-		    MSG_DONTWAIT, h->msg_name, h->msg_namelen);
+		r = sendmsg(e->fd, h, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
 	e->st.tx_fallbacks++;
 	return r < 0 ? errno : 0;
@@ -427,6 +432,29 @@ static void tx_flush(struct gre_engine *e)
 	e->ntx = 0;
 }
 
+/* The socket is bound to no address: a call's GRE leaves from the address
+ * its client connected to, which is the one the client will accept it
+ * from on a multi-homed server. */
+static void tx_source(struct gre_engine *e, unsigned i, struct in_addr src)
+{
+	struct msghdr *h = &e->tx_msg[i].msg_hdr;
+	struct cmsghdr *cm;
+	struct in_pktinfo pi = { .ipi_spec_dst = src };
+
+	if (src.s_addr == INADDR_ANY) {
+		h->msg_control = NULL;
+		h->msg_controllen = 0;
+		return;
+	}
+	h->msg_control = e->tx_ctl[i].buf;
+	h->msg_controllen = sizeof(e->tx_ctl[i].buf);
+	cm = CMSG_FIRSTHDR(h);
+	cm->cmsg_level = IPPROTO_IP;
+	cm->cmsg_type = IP_PKTINFO;
+	cm->cmsg_len = CMSG_LEN(sizeof(pi));
+	memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+}
+
 static struct tx_slot *tx_slot(struct gre_engine *e, struct gre_call *c,
     size_t len, int data)
 {
@@ -439,6 +467,7 @@ static struct tx_slot *tx_slot(struct gre_engine *e, struct gre_call *c,
 	s->data = data;
 	s->payload = len;
 	e->tx_msg[e->ntx].msg_hdr.msg_name = &c->peer_sa;
+	tx_source(e, e->ntx, c->local);
 	return s;
 }
 
@@ -936,6 +965,11 @@ void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_acc
 {
 	c->send_accm = send_accm;
 	c->recv_accm = recv_accm;
+}
+
+void gre_call_set_local(struct gre_call *c, struct in_addr local)
+{
+	c->local = local;
 }
 
 void gre_call_set_window(struct gre_call *c, uint16_t peer_window)

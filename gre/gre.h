@@ -112,6 +112,12 @@ void gre_call_pty_output(struct gre_call *c);
  * to delete). FLAG and ESCAPE are always escaped. */
 void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_accm);
 
+/* The address this call's GRE leaves from (IP_PKTINFO): the local address
+ * of its control connection, so that a client of a multi-homed server gets
+ * GRE from the address it dialled. INADDR_ANY (the default): whatever the
+ * socket's bind and routing give. */
+void gre_call_set_local(struct gre_call *c, struct in_addr local);
+
 /* The peer's advertised receive window (OCRQ). Kept for information: the
  * engine never holds data back for it (Windows ignores windows itself and
  * pptp-linux tolerates a sender that does too); the peer's acks are

@@ -294,6 +294,7 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 		*reason = "cannot set up GRE for the call";
 		goto fail_pppd;
 	}
+	gre_call_set_local(c->gre, ctrl_local_addr(ctrl));
 	gre_call_set_window(c->gre, ocrq->u.ocrq.window);
 	gre_call_set_recv_window(c->gre, PPTPD_RECV_WINDOW);
 	if (loop_fd_add(s->loop, &c->pty_lf, c->pty, EPOLLIN, call_pty_ready, c) < 0) {

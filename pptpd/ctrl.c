@@ -76,6 +76,12 @@ ctrl_peer_addr(const struct ctrl *c)
 	return c->peer.sin_addr;
 }
 
+struct in_addr
+ctrl_local_addr(const struct ctrl *c)
+{
+	return c->local.sin_addr;
+}
+
 static void
 ctrl_setup_timeout(void *arg)
 {

@@ -44,5 +44,7 @@ void ctrl_call_gone(struct ctrl *c, struct call *call);
 
 const char *ctrl_peer_str(const struct ctrl *c);
 struct in_addr ctrl_peer_addr(const struct ctrl *c);
+/* Our address the peer connected to. */
+struct in_addr ctrl_local_addr(const struct ctrl *c);
 
 #endif

@@ -194,11 +194,12 @@ server_accept(void *arg, uint32_t events)
 	}
 }
 
+/* The TCP listener on `addr`: a descriptor, or -1 with err set. */
 static int
-server_listen(struct server *s, char *err, size_t errlen)
+server_listen_fd(struct in_addr addr, char *err, size_t errlen)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT),
-		.sin_addr = s->conf->listen };
+		.sin_addr = addr };
 	int one = 1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
@@ -211,6 +212,39 @@ server_listen(struct server *s, char *err, size_t errlen)
 			close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+/* Reload: the listener moves to `addr`. The old one goes first (a wildcard
+ * and a specific bind of one port cannot both listen); if the new bind
+ * fails the old one is bound again. Live connections are not touched. */
+static int
+server_relisten(struct server *s, struct in_addr addr, char *err, size_t errlen)
+{
+	char ignored[CONF_ERR_LEN];
+	int fd, rc = 0;
+
+	loop_fd_del(s->loop, &s->listen_lf);
+	close(s->listen_fd);
+	if ((fd = server_listen_fd(addr, err, errlen)) < 0) {
+		rc = -1;
+		fd = server_listen_fd(s->conf->listen, ignored, sizeof(ignored));
+		if (fd < 0)
+			log_msg(LOG_ERR, "reload: %s; and the old listener: %s", err,
+			    ignored);
+	}
+	s->listen_fd = fd;
+	if (fd >= 0)
+		loop_fd_add(s->loop, &s->listen_lf, fd, EPOLLIN, server_accept, s);
+	return rc;
+}
+
+static int
+server_listen(struct server *s, char *err, size_t errlen)
+{
+	int fd = server_listen_fd(s->conf->listen, err, errlen);
+	if (fd < 0)
+		return -1;
 	s->listen_fd = fd;
 	if (server_spare_open(s) < 0) {
 		snprintf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
@@ -255,7 +289,9 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 			goto fail;
 		}
 	}
-	s->gre = gre_engine_new(conf->listen, &server_gre_ops, s);
+	/* Bound to no address: `listen` may change at reload, and each call's
+	 * GRE is sent from its control connection's local address anyway. */
+	s->gre = gre_engine_new((struct in_addr){ INADDR_ANY }, &server_gre_ops, s);
 	if (s->gre == NULL) {
 		snprintf(err, errlen, "cannot open the GRE socket: %s", strerror(errno));
 		goto fail;
@@ -478,12 +514,12 @@ str_differs(const char *a, const char *b)
 
 /* Keys whose sockets or files are set up once: a reload that changes one
  * is refused, so what the daemon does always matches its configuration.
- * The GRE socket is bound to `listen` and live calls need it. */
+ * (`listen` is not one: only the TCP listener is bound to it; the GRE
+ * socket is bound to no address and each call's GRE leaves from its own
+ * connection's local address.) */
 static const char *
 server_restart_key(const struct conf *a, const struct conf *b)
 {
-	if (a->listen.s_addr != b->listen.s_addr)
-		return "listen";
 	if (a->metrics_listen.sin_addr.s_addr != b->metrics_listen.sin_addr.s_addr ||
 	    a->metrics_listen.sin_port != b->metrics_listen.sin_port)
 		return "metrics-listen";
@@ -518,7 +554,11 @@ static void
 server_log_changes(const struct conf *a, const struct conf *b)
 {
 	int n = 0;
+	char la[INET_ADDRSTRLEN], lb[INET_ADDRSTRLEN];
 
+	inet_ntop(AF_INET, &a->listen, la, sizeof(la));
+	inet_ntop(AF_INET, &b->listen, lb, sizeof(lb));
+	log_change_str("listen", la, lb, &n);
 	log_change_str("localip", a->localip, b->localip, &n);
 	log_change_str("remoteip", a->remoteip, b->remoteip, &n);
 	log_change_int("connections", a->connections, b->connections, &n);
@@ -587,19 +627,26 @@ server_reload(struct server *s, const struct conf *next, char *err,
 		    strerror(errno));
 		return -1;
 	}
-	if (!str_differs(s->conf->localip, next->localip) &&
-	    !str_differs(s->conf->remoteip, next->remoteip)) {
-		/* Same pool: keep it, and the order its free addresses are in. */
-		server_log_changes(s->conf, next);
-		log_set_debug(next->debug);
-		return 0;
-	}
-	if (next->remoteip != NULL &&
+	int same_pool = !str_differs(s->conf->localip, next->localip) &&
+	    !str_differs(s->conf->remoteip, next->remoteip);
+	if (!same_pool && next->remoteip != NULL &&
 	    (p = pool_new(next->localip, next->remoteip, perr, sizeof(perr))) == NULL) {
 		snprintf(err, errlen, "%s:%d: address pool: %s", next->file,
 		    next->line_remoteip > next->line_localip ? next->line_remoteip :
 		    next->line_localip, perr);
 		return -1;
+	}
+	/* The last step that can fail, so nothing is applied before it. */
+	if (s->conf->listen.s_addr != next->listen.s_addr &&
+	    server_relisten(s, next->listen, err, errlen) < 0) {
+		pool_free(p);
+		return -1;
+	}
+	if (same_pool) {
+		/* Keep the pool, and the order its free addresses are in. */
+		server_log_changes(s->conf, next);
+		log_set_debug(next->debug);
+		return 0;
 	}
 	server_log_changes(s->conf, next);
 	unsigned retired = server_pool_adopt(s, p);

@@ -39,13 +39,26 @@ diag_ctl() { sed 's/^/#   pptpctl: /' "$E2E_DIR/ctl.out" "$E2E_DIR/ctl.err"; }
 
 e2e_init
 netns_up
-write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
+write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so" \
+	"metrics-listen 127.0.0.1:9917"
 server_start "$PPTPD"
 tap_ok "pptpd listens on 198.18.0.1:1723"
 
 ipa=$(CLIENT_NS=$NS_CLI client_up a alice "$(user_pass alice)")
 ipb=$(CLIENT_NS=$NS_CLI2 client_up b bob "$(user_pass bob)")
 tap_ok "two tunnels up: alice $ipa from 198.18.0.2, bob $ipb from 198.18.0.3"
+
+# ---- metrics of the two live sessions, scraped over HTTP
+assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "alice's tunnel passes traffic"
+if ip netns exec "$NS_SRV" python3 "$E2E_LIB_DIR/metrics_check.py" \
+	http://127.0.0.1:9917/metrics pptpd_sessions_active=2 \
+	pptpd_control_connections=2 pptpd_gre_rx_packets_total\>0 \
+	pptpd_gre_tx_packets_total\>0 >"$E2E_DIR/metrics.out" 2>&1; then
+	tap_ok "metrics over HTTP: $(tail -n 1 "$E2E_DIR/metrics.out"), 2 sessions active, GRE counted"
+else
+	tap_not_ok "metrics over HTTP"
+	sed 's/^/#   /' "$E2E_DIR/metrics.out"
+fi
 
 # ---- sessions, text and JSON
 # (the plugin reports the session up a moment after the client has its address)

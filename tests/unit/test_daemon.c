@@ -107,6 +107,17 @@ write_conf(const char *extra)
 }
 
 static int
+can_connect_to(const char *addr)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT) };
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	int ok = connect(s, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+	close(s);
+	return ok;
+}
+
+static int
 can_connect(void)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT) };
@@ -2065,16 +2076,26 @@ test_reload_refused(void **state)
 	assert_true(pppd_got("198.19.0.1:198.19.0.11"));
 	assert_false(pppd_got("198.19.0.1:198.19.0.50"));
 
-	/* a listen change needs a restart: refused, and nothing dropped */
+	/* listen moves: the listener follows, the live call stays */
 	write_conf("");
 	snprintf(cmd, sizeof(cmd), "sed -i 's/^listen 127.0.0.1$/listen 127.0.0.2/' "
 	    "%s/pptpd.conf", tmpdir);
 	assert_int_equal(system(cmd), 0);
 	reload_by_signal();
-	assert_true(log_contains("'listen' changed: listen changes need a restart"));
-	assert_int_equal(log_count("reload refused"), 2);
+	assert_true(log_contains("reload: listen 127.0.0.1 -> 127.0.0.2"));
+	assert_true(can_connect_to("127.0.0.2"));
+	assert_false(can_connect_to("127.0.0.1"));
 	pns_alive(s1, 3);
 	assert_int_equal(daemon_children(), 2);
+	/* an address the host does not have: refused, the listener stays */
+	snprintf(cmd, sizeof(cmd), "sed -i 's/^listen 127.0.0.2$/listen 198.18.255.1/' "
+	    "%s/pptpd.conf", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	reload_by_signal();
+	assert_int_equal(log_count("reload refused"), 2);
+	assert_true(log_contains("cannot listen on 198.18.255.1:1723"));
+	assert_true(can_connect_to("127.0.0.2"));
+	pns_alive(s1, 4);
 	close(s1);
 }
 
