@@ -485,16 +485,6 @@ call_pty_closed(struct call *c, int err)
 	loop_timer_set(c->srv->loop, &c->end_timer, 0, call_pty_gone, c);
 }
 
-static struct call *
-call_by_id(struct server *s, uint16_t id)
-{
-	struct call *c;
-	TAILQ_FOREACH(c, &s->calls, s_entry)
-		if (c->id == id)
-			return c;
-	return NULL;
-}
-
 static const char *
 call_fact(const struct report_msg *m, const char *key)
 {
@@ -550,7 +540,7 @@ call_report(struct server *s, const char *data, size_t len, pid_t pid)
 		;
 	else if (report_get_u64(&m, "call", &id) < 0 || id > UINT16_MAX)
 		why = "no call id";
-	else if ((c = call_by_id(s, (uint16_t)id)) == NULL)
+	else if ((c = server_call_by_id(s, (uint16_t)id)) == NULL)
 		why = "no such call";
 	else if (pid == 0 || c->pid != pid)
 		why = "not sent by that call's pppd";

@@ -329,16 +329,6 @@ ctl_parse_id(const char *s, uint16_t *id)
 	return 0;
 }
 
-static struct call *
-ctl_call_by_id(struct server *s, uint16_t id)
-{
-	struct call *c;
-	TAILQ_FOREACH(c, &s->calls, s_entry)
-		if (c->id == id)
-			return c;
-	return NULL;
-}
-
 static const char *
 ctl_cmd_show(struct ctl_conn *cc, struct ctl_out *o, const char *arg,
     int json, const char **msg)
@@ -350,7 +340,7 @@ ctl_cmd_show(struct ctl_conn *cc, struct ctl_out *o, const char *arg,
 		*msg = "show: a Call ID is a number from 1 to 65535";
 		return CTL_ERR_USAGE;
 	}
-	if ((c = ctl_call_by_id(cc->ctl->srv, id)) == NULL) {
+	if ((c = server_call_by_id(cc->ctl->srv, id)) == NULL) {
 		*msg = "no such session";
 		return CTL_ERR_NOMATCH;
 	}

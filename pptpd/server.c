@@ -384,6 +384,16 @@ server_sessions(const struct server *s)
 }
 
 struct call *
+server_call_by_id(struct server *s, uint16_t id)
+{
+	struct call *c;
+	TAILQ_FOREACH(c, &s->calls, s_entry)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+struct call *
 server_call_by_pid(struct server *s, pid_t pid)
 {
 	struct call *c;

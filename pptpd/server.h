@@ -91,6 +91,8 @@ int server_reload(struct server *s, const struct conf *next, char *err,
 void server_ctrl_gone(struct server *s, struct ctrl *c);
 void server_call_gone(struct server *s);
 struct call *server_call_by_pid(struct server *s, pid_t pid);
+/* By our Call ID, whatever its state (IDs are unique until reaped). */
+struct call *server_call_by_id(struct server *s, uint16_t id);
 unsigned server_setups(const struct server *s);
 /* An Outgoing-Call-Request was answered: `refusal` is why it was refused
  * (the logged reason), NULL when the call started. */
