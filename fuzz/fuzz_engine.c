@@ -4,7 +4,7 @@
  * arrive on each call's pty (a socketpair with a small buffer, so the pty
  * pushes back), time moves, timers fire, ACCMs and windows change, ptys
  * close. What the engine sends is captured by interposing sendmmsg() and
- * sendto() on the engine's socket; the input can make those fail.
+ * sendmsg() on the engine's socket; the input can make those fail.
  *
  * Checks, besides memory safety and leaks:
  *  - every frame the engine writes to a call's pty is the payload of a GRE
@@ -159,18 +159,20 @@ check_iov(const struct msghdr *h, int ok)
 }
 
 ssize_t
-sendto(int fd, const void *buf, size_t len, int flags,
-    const struct sockaddr *to, socklen_t tolen)
+sendmsg(int fd, const struct msghdr *h, int flags)
 {
 	if (F.e == NULL || fd != F.sock[0])
-		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
-	/* The engine calls sendto() for one datagram sendmmsg() refused. */
+		return syscall(SYS_sendmsg, fd, h, flags);
+	/* The engine calls sendmsg() for one datagram sendmmsg() refused. */
 	if (F.tx_fail == 1 || F.tx_fail == 2) {
-		check_out(buf, len, to, tolen, 0);
+		check_iov(h, 0);
 		errno = F.tx_fail == 1 ? EAGAIN : EPERM;
 		return -1;
 	}
-	check_out(buf, len, to, tolen, 1);
+	check_iov(h, 1);
+	size_t len = 0;
+	for (size_t k = 0; k < h->msg_iovlen; k++)
+		len += h->msg_iov[k].iov_len;
 	return (ssize_t)len;
 }
 
@@ -187,7 +189,7 @@ sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 		return -1;
 	}
 	if (F.tx_fail == 2) {
-		/* Refused: the engine retries each datagram with sendto(),
+		/* Refused: the engine retries each datagram with sendmsg(),
 		 * where it is checked. */
 		errno = EPERM;
 		return -1;
