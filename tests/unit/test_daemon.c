@@ -120,12 +120,7 @@ can_connect_to(const char *addr)
 static int
 can_connect(void)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT) };
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	int ok = connect(s, (struct sockaddr *)&sin, sizeof(sin)) == 0;
-	close(s);
-	return ok;
+	return can_connect_to("127.0.0.1");
 }
 
 /* Start the daemon with `extra` config lines; returns when it listens. */
