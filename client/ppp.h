@@ -1,0 +1,113 @@
+/* The userspace PPP client of pptp-load: one object per session that runs
+ * LCP, authentication (MS-CHAPv2, also PAP and CHAP-MD5), CCP with MPPE
+ * (RFC 3078/3079), IPCP (address, DNS/WINS) and IPV6CP, and encrypts and
+ * decrypts the IP datagrams the session carries.
+ *
+ * It does no I/O and keeps no clock of its own: the session hands it every
+ * PPP frame that arrived over GRE (ppp_input) and the current time
+ * (ppp_timer), and it hands back frames to send and events through the ops
+ * given at creation. That keeps it testable frame by frame, and lets one
+ * process carry thousands of sessions on one event loop. */
+#ifndef CLIENT_PPP_H
+#define CLIENT_PPP_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ppp;
+
+/* What a profile asks for; filled by the caller from --profile and the
+ * command line. */
+enum ppp_auth { PPP_AUTH_MSCHAPV2, PPP_AUTH_CHAP_MD5, PPP_AUTH_PAP };
+enum ppp_mppe {
+	PPP_MPPE_NONE,       /* refuse CCP: no encryption */
+	PPP_MPPE_128,
+	PPP_MPPE_40,
+	PPP_MPPE_ANY,        /* offer 40 and 128, take what the server picks */
+};
+
+struct ppp_config {
+	const char *user;
+	const char *password;
+	enum ppp_auth auth;
+	enum ppp_mppe mppe;
+	int mppe_stateful;       /* ask for stateful MPPE (default stateless) */
+	int mppe_required;       /* fail the session if CCP does not open */
+	uint16_t mru;            /* 1400 for the Windows profile */
+	int windows;             /* Windows' extras: CBCP option 13 in the
+	                            first ConfReq, LCP Identification
+	                            "MSRASV5.20", IPCP DNS/WINS, IPV6CP */
+	int want_dns;            /* ask for DNS (and WINS when windows) */
+	int ipv6cp;              /* run IPV6CP */
+};
+
+/* Why a session's PPP ended or failed: one word per cause, for the summary
+ * ("sessions failed by reason"). */
+enum ppp_reason {
+	PPP_REASON_NONE = 0,
+	PPP_REASON_LCP_TIMEOUT,
+	PPP_REASON_LCP_REJECTED,
+	PPP_REASON_AUTH_FAILED,   /* the server said CHAP/PAP Failure */
+	PPP_REASON_AUTH_BAD,      /* the server's MS-CHAPv2 authenticator
+	                             response did not check out */
+	PPP_REASON_CCP_FAILED,    /* MPPE required but not agreed */
+	PPP_REASON_IPCP_FAILED,
+	PPP_REASON_PEER_TERMINATE,/* LCP Terminate-Request from the server */
+	PPP_REASON_LOCAL_CLOSE,   /* ppp_close() */
+	PPP_REASON_BAD_FRAME,     /* not used to end a session: counted */
+	PPP_REASON__COUNT
+};
+const char *ppp_reason_str(enum ppp_reason r);
+
+/* What IPCP agreed, handed to ops->up. */
+struct ppp_facts {
+	struct in_addr local, peer, dns[2], wins[2];
+	int mppe_bits;           /* 0, 40 or 128 */
+	int mppe_stateful;
+	uint16_t peer_mru;
+};
+
+struct ppp_ops {
+	/* A PPP frame to carry over GRE: protocol field onwards, the address
+	 * and control field 0xFF 0x03 included unless ACFC was agreed (as the
+	 * PPTP client sends them). Valid only during the call. */
+	void (*output)(void *arg, const uint8_t *frame, size_t len);
+	/* IPCP (and CCP, when MPPE is wanted) are open: data may flow. */
+	void (*up)(void *arg, const struct ppp_facts *facts);
+	/* An IPv4 datagram arrived (decrypted). Valid only during the call. */
+	void (*ip_input)(void *arg, const uint8_t *ip, size_t len);
+	/* The link is down for `reason`; the object may be freed after. */
+	void (*down)(void *arg, enum ppp_reason reason);
+	/* Optional: a step of setup completed ("lcp", "auth", "ccp", "ipcp",
+	 * "ipv6cp"), for the per-step report of the e2e test. */
+	void (*step)(void *arg, const char *step);
+};
+
+struct ppp *ppp_new(const struct ppp_config *cfg, const struct ppp_ops *ops,
+    void *arg);
+void ppp_free(struct ppp *ppp);
+/* Send the first LCP Configure-Request. */
+void ppp_start(struct ppp *ppp, uint64_t now_ms);
+/* One PPP frame from GRE (with or without 0xFF 0x03, with a 1- or 2-byte
+ * protocol field). Bad frames are counted and dropped, never fatal. */
+void ppp_input(struct ppp *ppp, const uint8_t *frame, size_t len,
+    uint64_t now_ms);
+/* Encrypt (if MPPE is up) and send one IPv4 datagram. Returns 0, or -1
+ * when the link is not up or the datagram is too big. */
+int ppp_send_ip(struct ppp *ppp, const uint8_t *ip, size_t len);
+/* Retransmissions and timeouts; returns the next deadline in ms (0 when
+ * no timer is running). */
+uint64_t ppp_timer(struct ppp *ppp, uint64_t now_ms);
+/* LCP Terminate-Request; ops->down follows with PPP_REASON_LOCAL_CLOSE. */
+void ppp_close(struct ppp *ppp, uint64_t now_ms);
+
+/* Counters for the summary. */
+struct ppp_stats {
+	uint64_t bad_frames;     /* unparseable or unknown protocol */
+	uint64_t mppe_resyncs;   /* flushed-bit / coherency-count resyncs */
+	uint64_t mppe_dropped;   /* datagrams lost to MPPE (stateful loss) */
+};
+void ppp_get_stats(const struct ppp *ppp, struct ppp_stats *st);
+
+#endif
