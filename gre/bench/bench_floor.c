@@ -838,7 +838,8 @@ static void floor_usage(void)
 	    "  -r  frames/s both ways (default 10000)\n"
 	    "  -k  rounds, each: engine and Poptop, both directions (default 5)\n"
 	    "  -t  label of this engine in the output (default engine)\n"
-	    "  -e  the engine only (no Poptop)\n");
+	    "  -e  the engine only (no Poptop)\n"
+	    "  -d  one direction only: toGRE or toPPPD\n");
 	exit(2);
 }
 
@@ -847,13 +848,13 @@ int floor_main(int argc, char **argv)
 	static struct frun runs[F_MAX_RUNS];
 	const char *tag = "engine";
 	char self[4096];
-	int rounds = 5, opt, nrun = 0, poptop = 1;
+	int rounds = 5, opt, nrun = 0, poptop = 1, dirs = 3;
 	ssize_t sl;
 
 	F.count = 40000;
 	F.rate = 10000;
 	optind = 1;
-	while ((opt = getopt(argc, argv, "Fn:r:k:t:e")) != -1) {
+	while ((opt = getopt(argc, argv, "Fn:r:k:t:ed:")) != -1) {
 		switch (opt) {
 		case 'F':
 			break;
@@ -872,11 +873,15 @@ int floor_main(int argc, char **argv)
 		case 'e':
 			poptop = 0;
 			break;
+		case 'd':
+			dirs = !strcmp(optarg, "toGRE") ? 2 :
+			    !strcmp(optarg, "toPPPD") ? 1 : 0;
+			break;
 		default:
 			floor_usage();
 		}
 	}
-	if (!F.count || !F.rate || rounds < 1 || rounds * 4 > F_MAX_RUNS)
+	if (!dirs || !F.count || !F.rate || rounds < 1 || rounds * 4 > F_MAX_RUNS)
 		floor_usage();
 	if (poptop && access(F_POPTOP, X_OK) < 0) {
 		fprintf(stderr, "%s not found (package pptpd): engine only\n",
@@ -895,7 +900,7 @@ int floor_main(int argc, char **argv)
 	    F.rate);
 	for (int k = 0; k < rounds; k++)
 		for (int to_gre = 1; to_gre >= 0; to_gre--)
-			for (int p = 0; p <= poptop; p++) {
+			for (int p = 0; p <= poptop && (dirs >> to_gre & 1); p++) {
 				struct frun r = frun(p ? "poptop" : "engine",
 				    to_gre, self);
 
