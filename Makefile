@@ -88,9 +88,9 @@ tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a common/libco
 # The userspace PPP client (client/ppp.h: LCP, auth, CCP/MPPE, IPCP,
 # IPV6CP) as client/libppp.a, for pptp-load and its unit tests; crypto
 # from libcrypto (client/crypto.h says which API and why).
-CLIENT_OBJ   := $(addprefix client/,mschap.o mppe.o)
+CLIENT_OBJ   := $(addprefix client/,mschap.o mppe.o fsm.o lcp.o auth.o ccp.o ipcp.o ipv6cp.o ppp.o)
 CLIENT_LIBS  := -lcrypto
-CLIENT_TESTS := tests/unit/test_mschap tests/unit/test_mppe
+CLIENT_TESTS := tests/unit/test_mschap tests/unit/test_mppe tests/unit/test_ppp_client
 all: client/libppp.a
 $(CLIENT_OBJ): $(wildcard client/*.h)
 client/libppp.a: $(CLIENT_OBJ)
