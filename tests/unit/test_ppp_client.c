@@ -141,6 +141,8 @@ static void cb_down(void *arg, enum ppp_reason r)
 static void cb_step(void *arg, const char *s)
 {
 	(void)arg;
+	if (strlen(steps) + strlen(s) + 2 > sizeof(steps))
+		return;
 	strcat(steps, s);
 	strcat(steps, " ");
 }
