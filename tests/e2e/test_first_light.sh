@@ -67,9 +67,12 @@ udp_rate=4M
 ip netns exec "$NS_SRV" python3 "$E2E_LIB_DIR/gre_sniff.py" 10 >"$E2E_DIR/sniff-4m" &
 sniffer=$!
 sleep 2
+udp_drops() { ip netns exec "$NS_SRV" nstat -az UdpRcvbufErrors | awk '/UdpRcvbufErrors/ { print $2 }'; }
+drops0=$(udp_drops)
 read -r rate loss _ <<<"$(iperf_udp "$NS_CLI" "$TUNNEL_LOCAL_IP" "$udp_rate" 1200 5)"
 wait "$sniffer"
 diag "UDP $udp_rate, GRE seen by the server: $(cat "$E2E_DIR/sniff-4m")"
+diag "UDP $udp_rate: server UdpRcvbufErrors $drops0 -> $(udp_drops); server ppp: $(ip -n "$NS_SRV" -s -o link show type ppp 2>/dev/null | tr -s ' ' | cut -c1-400)"
 assert_cmp "$loss" "<" 1 "iperf3 UDP 1200 B at ${udp_rate}bit/s: $rate Mbit/s, $loss % loss (< 1 %)"
 tx1=$(engine_gre tx) unknown1=$(engine_gre unknown-call) rx1=$(engine_gre rx)
 diag "engine's raw socket: rx $rx1, tx $tx0 -> $tx1, unknown-call $unknown0 -> $unknown1"
