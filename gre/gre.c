@@ -117,6 +117,8 @@ struct gre_engine {
 	uint64_t now;
 	int no_sendmmsg;
 	struct gre_call *calls[GRE_CALL_IDS];
+	/* Call IDs whose GRE the kernel's PPTP channel carries. */
+	uint64_t kernel_ids[GRE_CALL_IDS / 64];
 	struct gre_call *touched;
 	struct timer_list ack_timers, gap_timers;
 	struct seq_pool pool;     /* reorder buffers of every call */
@@ -620,6 +622,10 @@ static void rx_datagram(struct gre_engine *e, const uint8_t *p, size_t len,
 		goto drop;
 	}
 	c = e->calls[pkt.call_id];
+	if (!c && (e->kernel_ids[pkt.call_id / 64] >> (pkt.call_id % 64) & 1)) {
+		e->st.rx_kernel_call++;   /* the kernel's copy is the one used */
+		return;
+	}
 	if (!c) {
 		reason = "no such call";
 		why = LR_UNKNOWN_CALL;
@@ -912,6 +918,16 @@ void gre_engine_free(struct gre_engine *e)
 	seq_pool_drain(&e->pool);
 	close(e->fd);
 	free(e);
+}
+
+void gre_engine_ignore_call(struct gre_engine *e, uint16_t local_id, int on)
+{
+	uint64_t bit = UINT64_C(1) << (local_id % 64);
+
+	if (on)
+		e->kernel_ids[local_id / 64] |= bit;
+	else
+		e->kernel_ids[local_id / 64] &= ~bit;
 }
 
 int gre_engine_fd(const struct gre_engine *e)

@@ -51,6 +51,7 @@ struct gre_engine_stats {
 	uint64_t rx_datagrams, rx_batches, rx_malformed, rx_unknown_call;
 	uint64_t rx_errors, tx_datagrams, tx_batches, tx_errors, tx_fallbacks;
 	uint64_t pty_writes, pty_reads;
+	uint64_t rx_kernel_call;  /* for a gre_engine_ignore_call() Call ID */
 	uint32_t calls;
 };
 
@@ -97,6 +98,12 @@ uint64_t gre_engine_next_deadline(const struct gre_engine *e);
 struct gre_call *gre_call_new(struct gre_engine *e, uint16_t local_id,
     uint16_t peer_id, struct in_addr peer, int pty_fd, void *call_arg);
 void gre_call_free(struct gre_call *c);
+
+/* GRE for `local_id` is carried by someone else (the kernel's PPTP
+ * channel, which a raw socket sees a copy of): while on, and no call of
+ * ours has that id, its packets are counted in rx_kernel_call and dropped
+ * without a log line. */
+void gre_engine_ignore_call(struct gre_engine *e, uint16_t local_id, int on);
 
 /* Is a call using this local id? (for Call ID allocation) */
 int  gre_engine_has_call(const struct gre_engine *e, uint16_t local_id);

@@ -14,6 +14,8 @@
  *   pptpd-call ID       session key copied into every report
  *   pptpd-logwtmp       write wtmp records at IP up/down (line = ppp
  *                       interface, user = authenticated name, host = client)
+ *   pptpd-kernel SPEC   carry the call on the kernel's PPTP channel
+ *                       instead of a tty (channel.c, channel.h)
  *
  * How the policy is enforced (pppd 2.4.9 facts):
  *
@@ -56,6 +58,7 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "channel.h"
 #include "peers.h"
 #include "report.h"
 
@@ -629,6 +632,7 @@ plugin_init(void)
 		fatal(PLUGIN ": this pppd's CCP has no MPPE support or is not "
 		    "pppd %s (the version this plugin was built for)", VERSION);
 	add_options(plugin_options);
+	channel_init();
 	add_notifier(&phasechange, on_phase, NULL);
 	add_notifier(&ip_up_notifier, on_ip_up, NULL);
 	add_notifier(&ip_down_notifier, on_ip_down, NULL);

@@ -141,10 +141,35 @@ strlcpy(char *dst, const char *src, size_t len)
 	return n;
 }
 
+/* The plugin registers more than one list (channel.c has its own). */
+#define MAX_OPT_LISTS 4
+static option_t *opt_lists[MAX_OPT_LISTS];
+static int n_opt_lists;
+
 void
 add_options(option_t *opt)
 {
+	if (n_opt_lists < MAX_OPT_LISTS)
+		opt_lists[n_opt_lists++] = opt;
 	plugin_opts = opt;
+}
+
+/* The channel (channel.c) is handed to pppd; the harness only checks that
+ * the option made it pppd's. */
+struct channel *the_channel;
+bool modem = 1;
+char devnam[MAXPATHLEN];
+
+int
+generic_establish_ppp(int fd)
+{
+	return fd;
+}
+
+void
+generic_disestablish_ppp(int fd)
+{
+	(void)fd;
 }
 
 void
@@ -211,9 +236,10 @@ opt(const char *name)
 {
 	option_t *o;
 
-	for (o = plugin_opts; o && o->name; o++)
-		if (strcmp(o->name, name) == 0)
-			return o;
+	for (int i = 0; i < n_opt_lists; i++)
+		for (o = opt_lists[i]; o && o->name; o++)
+			if (strcmp(o->name, name) == 0)
+				return o;
 	fprintf(stderr, "no option %s\n", name);
 	exit(2);
 }
@@ -654,6 +680,20 @@ main(int argc, char **argv)
 	logbuf[0] = '\0';
 	session("alice", "198.18.0.2");
 	CHECK(strstr(logbuf, "report to") != NULL);
+
+	fprintf(stderr, "== pptpd-kernel: the channel becomes pppd's\n");
+	CHECK(the_channel == NULL);
+	CHECK(set_opt("pptpd-kernel", "4711,0,198.18.0.1") == 0);
+	CHECK(set_opt("pptpd-kernel", "0,33,198.18.0.1,198.18.0.2") == 0);
+	CHECK(set_opt("pptpd-kernel", "4711,65536,198.18.0.1,198.18.0.2") == 0);
+	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,0.0.0.0") == 0);
+	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,198.18.0.2,1") == 0);
+	CHECK(set_opt("pptpd-kernel", "4711,-3,198.18.0.1,198.18.0.2") == 0);
+	CHECK(the_channel == NULL && modem == 1);
+	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,198.18.0.2") == 1);
+	CHECK(the_channel != NULL && the_channel->connect != NULL && modem == 0);
+	CHECK(the_channel && the_channel->establish_ppp == generic_establish_ppp);
+	CHECK(strcmp(devnam, "pptp-call-4711") == 0);
 
 	unlink(peers_file);
 	n = failures;

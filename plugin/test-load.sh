@@ -53,6 +53,11 @@ expect "malformed peers file: exit 2 naming file:line" 2 \
 expect "missing peers file: exit 2" 2 \
 	"pptpd-policy: $tmp/none: cannot open" -- \
 	plugin "$so" pptpd-peers "$tmp/none" --version
+expect "the kernel channel's option is taken by pppd" 0 'pppd version' -- \
+	plugin "$so" nodetach pptpd-kernel 4711,33,198.18.0.1,198.18.0.2 --version
+expect "a bad kernel channel option: exit 2" 2 \
+	'pptpd-kernel 4711,33,198.18.0.1: fewer than four fields' -- \
+	plugin "$so" pptpd-kernel 4711,33,198.18.0.1 --version
 expect "unknown option still rejected" 2 'unrecognized option' -- \
 	plugin "$so" pptpd-bogus --version
 

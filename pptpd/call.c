@@ -1,4 +1,5 @@
-/* A call: pppd on a pty pair, bridged to the GRE engine.
+/* A call: pppd on a pty pair, bridged to the GRE engine; or, on the kernel
+ * path, pppd without a pty, its plugin holding the kernel's PPTP channel.
  *
  *   ACTIVE --(CCRQ | pppd exit | pty closed | control gone)--> ENDING --reap--> freed
  *     |                                                          ^
@@ -69,7 +70,9 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
 		argv[argc++] = "file";
 		argv[argc++] = conf->option;
 	}
-	argv[argc++] = conf->speed;
+	/* No tty: no speed, and pppd cannot tell on its own that it must
+	 * not detach (we reap it by pid). */
+	argv[argc++] = in->kernel ? "nodetach" : conf->speed;
 	if (in->remote.s_addr != INADDR_ANY) {
 		/* Without localip pppd picks its own address: ":REMOTE". */
 		if (in->local.s_addr != INADDR_ANY)
@@ -87,9 +90,11 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
 	}
 	argv[argc++] = "remotenumber";
 	argv[argc++] = cl;
-	if (in->report_path != NULL) {
+	if (in->report_path != NULL || in->kernel) {
 		argv[argc++] = "plugin";
 		argv[argc++] = conf->plugin;
+	}
+	if (in->report_path != NULL) {
 		argv[argc++] = "pptpd-report";
 		argv[argc++] = (char *)in->report_path;
 		argv[argc++] = "pptpd-call";
@@ -103,6 +108,15 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
 		}
 		if (conf->logwtmp)
 			argv[argc++] = "pptpd-logwtmp";
+	}
+	if (in->kernel) {
+		/* plugin/channel.h: OUR-ID,PEER-ID,LOCAL-ADDR,PEER-ADDR. */
+		char self[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &in->self, self, sizeof(self));
+		argv[argc++] = "pptpd-kernel";
+		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%u,%u,%s,%s",
+		    in->call_id, in->peer_call_id, self, client)) == NULL)
+			return -1;
 	}
 	argv[argc] = NULL;
 	return argc;
@@ -166,6 +180,48 @@ call_exec_pppd(int slave, char **argv)
 	_exit(127);
 }
 
+/* The kernel path: no pty. stdin and stdout are /dev/null, so nothing of
+ * ours is read or written by mistake. */
+static void __attribute__((noreturn))
+call_exec_pppd_kernel(char **argv)
+{
+	loop_child_reset();
+	unsetenv("NOTIFY_SOCKET");
+	setsid();
+	int null = open("/dev/null", O_RDWR);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+	    dup2(null, STDOUT_FILENO) < 0)
+		_exit(127);
+	close_range(STDERR_FILENO + 1, ~0U, 0);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+static int
+call_spawn_kernel(struct call *c, const struct conf *conf,
+    struct in_addr self, const char **reason)
+{
+	char *argv[CALL_ARGV_MAX];
+	char buf[256];
+	struct call_argv_in in = { .local = c->local_ip, .remote = c->remote_ip,
+		.client = c->peer, .call_id = c->id,
+		.report_path = c->srv->facts.fd >= 0 ? c->srv->facts.path : NULL,
+		.kernel = 1, .peer_call_id = c->peer_id, .self = self };
+	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
+		*reason = "pppd arguments too long";
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		*reason = "cannot fork";
+		return -1;
+	}
+	if (pid == 0)
+		call_exec_pppd_kernel(argv);
+	c->pid = pid;
+	return 0;
+}
+
 static int
 call_spawn(struct call *c, const struct conf *conf, const char **reason)
 {
@@ -180,8 +236,9 @@ call_spawn(struct call *c, const struct conf *conf, const char **reason)
 		*reason = "cannot open a pty";
 		return -1;
 	}
-	struct call_argv_in in = { c->local_ip, c->remote_ip, c->peer, c->id,
-		c->srv->facts.fd >= 0 ? c->srv->facts.path : NULL };
+	struct call_argv_in in = { .local = c->local_ip, .remote = c->remote_ip,
+		.client = c->peer, .call_id = c->id,
+		.report_path = c->srv->facts.fd >= 0 ? c->srv->facts.path : NULL };
 	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
 		*reason = "pppd arguments too long";
 		goto fail;
@@ -257,6 +314,38 @@ call_hold(struct call *c)
 	    call_setup_timeout, c);
 }
 
+/* The call is on the server's list from here on. */
+static void
+call_started(struct server *s, struct call *c, struct ctrl *ctrl)
+{
+	c->started_ms = loop_now(s->loop);
+	c->state = CALL_ACTIVE;
+	TAILQ_INSERT_TAIL(&s->calls, c, s_entry);
+	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
+	    "call %u/%u %s: started pppd %d for %s%s", c->id, c->peer_id,
+	    ctrl_peer_str(ctrl), (int)c->pid, inet_ntoa(c->remote_ip),
+	    c->kernel ? " (kernel data path)" : "");
+}
+
+/* The kernel carries the call's GRE (bound to our Call ID in pppd's
+ * plugin); the engine drops what its raw socket still sees of it. */
+static struct call *
+call_new_kernel(struct server *s, struct call *c, struct ctrl *ctrl,
+    const char **reason)
+{
+	c->kernel = 1;
+	if (call_spawn_kernel(c, s->conf, ctrl_local_addr(ctrl), reason) < 0) {
+		if (s->pool != NULL)
+			pool_release(s->pool, c->remote_ip);
+		free(c);
+		return NULL;
+	}
+	call_hold(c);
+	gre_engine_ignore_call(s->gre, c->id, 1);
+	call_started(s, c, ctrl);
+	return c;
+}
+
 struct call *
 call_new(struct server *s, struct ctrl *ctrl, struct client *client,
     const struct pptp_msg *ocrq, uint8_t *result, uint8_t *error,
@@ -286,6 +375,8 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 		*reason = "address pool exhausted";
 		goto fail;
 	}
+	if (s->kernel_path)
+		return call_new_kernel(s, c, ctrl, reason);
 	if (call_spawn(c, s->conf, reason) < 0)
 		goto fail_pool;
 	call_hold(c);
@@ -303,12 +394,7 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 		c->gre = NULL;
 		goto fail_pppd;
 	}
-	c->started_ms = loop_now(s->loop);
-	c->state = CALL_ACTIVE;
-	TAILQ_INSERT_TAIL(&s->calls, c, s_entry);
-	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
-	    "call %u/%u %s: started pppd %d for %s", c->id, c->peer_id,
-	    ctrl_peer_str(ctrl), (int)c->pid, inet_ntoa(c->remote_ip));
+	call_started(s, c, ctrl);
 	return c;
 
 fail_pppd:
@@ -346,6 +432,8 @@ call_finish(struct call *c)
 	if (s->pool != NULL && c->remote_ip.s_addr != INADDR_ANY)
 		pool_release(s->pool, c->remote_ip);
 	call_id_mark(s, c->id, 0);
+	if (c->kernel)   /* pppd, and its channel socket, are gone */
+		gre_engine_ignore_call(s->gre, c->id, 0);
 	client_call_gone(c->client);
 	if (c->ctrl != NULL)
 		ctrl_call_gone(c->ctrl, c);
@@ -363,6 +451,8 @@ call_detach(struct call *c)
 void
 call_destroy(struct call *c)
 {
+	if (c->kernel)
+		gre_engine_ignore_call(c->srv->gre, c->id, 0);
 	gre_call_free(c->gre);
 	if (c->pty >= 0)
 		close(c->pty);
@@ -378,6 +468,9 @@ call_kill(void *arg)
 	kill(c->pid, SIGKILL);
 }
 
+static void call_log_ended(struct call *c, const char *reason,
+    const struct gre_stats *st);
+
 void
 call_end(struct call *c, uint8_t cdn_result, const char *reason)
 {
@@ -386,25 +479,28 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 		return;
 	c->state = CALL_ENDING;
 	loop_timer_cancel(s->loop, &c->end_timer);
-	struct gre_stats st;
-	gre_call_stats(c->gre, &st);
-	server_call_ended(s, &st);
-	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
-	    "call %u/%u %s: ended after %llu s: %s (gre rx %llu "
-	    "reordered %llu lost %llu duplicate %llu stale %llu wrong-source %llu, "
-	    "tx %llu, pty drops %llu)", c->id, c->peer_id, inet_ntoa(c->peer),
-	    (unsigned long long)(loop_now(s->loop) - c->started_ms) / 1000,
-	    reason, (unsigned long long)st.rx_packets,
-	    (unsigned long long)st.rx_reordered, (unsigned long long)st.rx_lost,
-	    (unsigned long long)st.rx_duplicates, (unsigned long long)st.rx_stale,
-	    (unsigned long long)st.rx_wrong_source,
-	    (unsigned long long)st.tx_packets, (unsigned long long)st.pty_drops);
+	struct gre_stats st = { 0 };
+	if (c->kernel) {
+		/* The kernel's channel keeps no counters we can read: pppd's
+		 * come with the plugin's "down" report (session end). */
+		server_call_ended(s, &st);
+		log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
+		    "call %u/%u %s: ended after %llu s: %s (kernel data path)",
+		    c->id, c->peer_id, inet_ntoa(c->peer),
+		    (unsigned long long)(loop_now(s->loop) - c->started_ms) / 1000,
+		    reason);
+	} else {
+		gre_call_stats(c->gre, &st);
+		server_call_ended(s, &st);
+		call_log_ended(c, reason, &st);
+	}
 	if (c->ctrl != NULL)
 		ctrl_call_ended(c->ctrl, c, cdn_result);
 	gre_call_free(c->gre);
 	c->gre = NULL;
 	loop_fd_del(s->loop, &c->pty_lf);
-	close(c->pty);
+	if (c->pty >= 0)
+		close(c->pty);
 	c->pty = -1;
 	if (c->pid > 0) {
 		kill(c->pid, SIGTERM);
@@ -412,6 +508,22 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	} else {
 		call_finish(c);
 	}
+}
+
+static void
+call_log_ended(struct call *c, const char *reason, const struct gre_stats *st)
+{
+	struct server *s = c->srv;
+	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
+	    "call %u/%u %s: ended after %llu s: %s (gre rx %llu "
+	    "reordered %llu lost %llu duplicate %llu stale %llu wrong-source %llu, "
+	    "tx %llu, pty drops %llu)", c->id, c->peer_id, inet_ntoa(c->peer),
+	    (unsigned long long)(loop_now(s->loop) - c->started_ms) / 1000,
+	    reason, (unsigned long long)st->rx_packets,
+	    (unsigned long long)st->rx_reordered, (unsigned long long)st->rx_lost,
+	    (unsigned long long)st->rx_duplicates, (unsigned long long)st->rx_stale,
+	    (unsigned long long)st->rx_wrong_source,
+	    (unsigned long long)st->tx_packets, (unsigned long long)st->pty_drops);
 }
 
 static void
@@ -460,7 +572,8 @@ call_reaped(struct call *c, int status)
 void
 call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm)
 {
-	if (call_is_live(c))
+	/* The kernel's channel is synchronous: no ACCM to apply. */
+	if (call_is_live(c) && c->gre != NULL)
 		gre_call_set_accm(c->gre, send_accm, recv_accm);
 }
 

@@ -1,4 +1,6 @@
-/* A call: one pppd on a pty, its address pair and its GRE session. */
+/* A call: one pppd, its address pair and its data path: a pty bridged to
+ * our GRE engine, or (datapath kernel) the kernel's PPTP channel, which the
+ * plugin opens inside pppd (plugin/channel.c). */
 #ifndef PPTPD_CALL_H
 #define PPTPD_CALL_H
 
@@ -47,7 +49,8 @@ struct call {
 	struct in_addr    peer;
 	char              client_str[24];   /* "a.b.c.d:port" of its connection */
 	struct in_addr    local_ip, remote_ip;   /* the tunnel's */
-	int               pty;
+	int               kernel;      /* the kernel's PPTP channel carries it */
+	int               pty;         /* -1 on the kernel path */
 	pid_t             pid;
 	struct loop_fd    pty_lf;
 	struct loop_timer kill_timer;
@@ -55,7 +58,7 @@ struct call {
 	struct loop_timer setup_timer;
 	uint8_t           hangup_result;   /* CDN result of our hang-up */
 	char              hangup_reason[64];
-	struct gre_call  *gre;
+	struct gre_call  *gre;         /* NULL on the kernel path */
 	uint64_t          started_ms;
 	/* What the pppd plugin reported (facts.c), for the session log. */
 	char              user[64];
@@ -96,12 +99,17 @@ void call_pty_closed(struct call *c, int err);
 
 void call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm);
 
-/* Build pppd's argv in Poptop's form into argv[CALL_ARGV_MAX] using buf for
+/* Build pppd's argv in Poptop's form (on the engine path) into argv[CALL_ARGV_MAX] using buf for
  * the strings; returns argc. Exposed for the unit tests. */
 struct call_argv_in {
 	struct in_addr local, remote, client;
 	uint16_t       call_id;
-	const char    *report_path;   /* NULL: no plugin */
+	const char    *report_path;   /* NULL: no reports */
+	/* The kernel path: pppd gets no pty (nor Poptop's speed), stays in
+	 * the foreground, and the plugin opens the channel from these. */
+	int            kernel;
+	uint16_t       peer_call_id;
+	struct in_addr self;          /* the control connection's local address */
 };
 int call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
     char *argv[CALL_ARGV_MAX], char *buf, size_t buflen);

@@ -28,6 +28,7 @@ enum kind {
 	K_ADDR,         /* dotted IPv4 */
 	K_ADDR_PORT,    /* dotted IPv4, ':', port 1..65535 (sockaddr_in) */
 	K_FLAG,         /* no value */
+	K_ENUM,         /* one of names[]; the index is stored as an int */
 	K_IGNORED,      /* Poptop key we do not implement: one value */
 	K_IGNORED_FLAG, /* same, no value */
 };
@@ -41,6 +42,17 @@ struct key {
 };
 
 #define F(field) offsetof(struct conf, field)
+
+/* Indexed by enum conf_datapath. */
+static const char *const datapath_names[] = { "engine", "kernel", "auto", NULL };
+
+/* The values of each K_ENUM key, by its field. */
+static const struct {
+	size_t             off;
+	const char *const *names;
+} enums[] = {
+	{ F(datapath), datapath_names },
+};
 
 static const struct key keys[] = {
 	{ "option",      K_PATH,  F(option),      0, 0, NULL },
@@ -67,6 +79,7 @@ static const struct key keys[] = {
 	{ "peers",       K_PATH,  F(peers),       0, 0, NULL },
 	{ "metrics-listen", K_ADDR_PORT, F(metrics_listen), 1, 65535, NULL },
 	{ "metrics-per-session", K_FLAG, F(metrics_per_session), 0, 0, NULL },
+	{ "datapath",    K_ENUM,  F(datapath),    0, 0, NULL },
 	{ "bcrelay",     K_IGNORED, 0, 0, 0,
 	  "broadcasts are not relayed to clients" },
 	{ "delegate",    K_IGNORED_FLAG, 0, 0, 0,
@@ -212,6 +225,36 @@ set_addr_port(struct loader *ld, const struct key *k, const char *val)
 	return 0;
 }
 
+static const char *const *
+enum_names(const struct key *k)
+{
+	for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++)
+		if (enums[i].off == k->off)
+			return enums[i].names;
+	return NULL;
+}
+
+static int
+set_enum(struct loader *ld, const struct key *k, const char *val)
+{
+	const char *const *names = enum_names(k);
+	char q[48], list[64] = "";
+
+	for (int i = 0; names[i] != NULL; i++)
+		if (strcmp(names[i], val) == 0) {
+			*(int *)field(ld->c, k) = i;
+			return 0;
+		}
+	for (int i = 0; names[i] != NULL; i++) {
+		size_t n = strlen(list);
+		snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
+		    names[i]);
+	}
+	snprintf(ld->why, sizeof(ld->why), "bad value '%s' for '%s' (one of %s)",
+	    quote(q, sizeof(q), val), k->name, list);
+	return -1;
+}
+
 static int
 set_value(struct loader *ld, const struct key *k, const char *val)
 {
@@ -245,6 +288,8 @@ set_value(struct loader *ld, const struct key *k, const char *val)
 	case K_FLAG:
 		*(int *)field(ld->c, k) = 1;
 		return 0;
+	case K_ENUM:
+		return set_enum(ld, k, val);
 	case K_IGNORED:
 	case K_IGNORED_FLAG:
 		add_warning(ld, "'%s' not supported, ignored (%s)", k->name,
@@ -410,13 +455,16 @@ seen_at(const struct loader *ld, const char *name)
 }
 
 /* 'peers' and 'logwtmp' are carried out by the plugin: with 'noplugin' they
- * would be dropped without a word (and per-peer require-128 not enforced). */
+ * would be dropped without a word (and per-peer require-128 not enforced).
+ * 'datapath kernel' too: the plugin is what opens the kernel's channel
+ * ('datapath auto' falls back to the engine without it). */
 static int
 check_plugin(struct loader *ld)
 {
-	static const char *const needs[] = { "peers", "logwtmp" };
+	static const char *const needs[] = { "peers", "logwtmp", "datapath" };
 	const struct conf *c = ld->c;
-	int set[] = { c->peers != NULL, c->logwtmp };
+	int set[] = { c->peers != NULL, c->logwtmp,
+		c->datapath == CONF_DATAPATH_KERNEL };
 
 	if (!c->noplugin)
 		return 0;

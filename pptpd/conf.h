@@ -26,6 +26,10 @@
  * metrics-listen IPV4:PORT serves Prometheus metrics over HTTP on that
  * address (GET /metrics; off when not set); metrics-per-session adds the
  * per-call GRE series to it (off by default: one series per call).
+ * datapath engine|kernel|auto: who carries a call's GRE (our engine, with
+ * pppd on a pty; or the kernel's PPTP channel, which the plugin hands to
+ * pppd; or the kernel's when its pptp module can be had, else the engine);
+ * 'datapath kernel' with 'noplugin' is an error, like 'peers'.
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *
@@ -66,6 +70,13 @@
 #define CONF_DEFAULT_PLUGIN      "/usr/local/lib/pptpd/pptpd-policy.so"
 #endif
 
+/* Values of `datapath`, in the order conf.c names them. */
+enum conf_datapath {
+	CONF_DATAPATH_ENGINE,   /* the default */
+	CONF_DATAPATH_KERNEL,
+	CONF_DATAPATH_AUTO,
+};
+
 struct conf {
 	char          *file;          /* path it was read from */
 	char          *option;        /* pppd options file */
@@ -92,6 +103,7 @@ struct conf {
 	/* metrics-listen: sin_port 0 when not set (no metrics served). */
 	struct sockaddr_in metrics_listen;
 	int            metrics_per_session;
+	int            datapath;      /* enum conf_datapath */
 	/* Where each key was set (line number, 0 = default): lets a later
 	 * semantic error (e.g. the pool) point at file:line. */
 	int            line_localip, line_remoteip;

@@ -223,6 +223,9 @@ render_gre(FILE *f, struct server *s)
 	    "call from an address other than its client's.", t.wrong_source);
 	sample(f, "pptpd_gre_unknown_call_total", "counter", "GRE packets for "
 	    "no call of ours.", es.rx_unknown_call);
+	sample(f, "pptpd_gre_kernel_path_total", "counter", "GRE packets of "
+	    "kernel data path calls the engine saw a copy of and left alone.",
+	    es.rx_kernel_call);
 }
 
 /* metrics-per-session: one series per live call, labelled by our Call ID

@@ -15,6 +15,7 @@
 #include "call.h"
 #include "client.h"
 #include "ctrl.h"
+#include "datapath.h"
 #include "gre.h"
 #include "msg.h"
 #include "pool.h"
@@ -303,6 +304,11 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	}
 	struct loop_hook hook = { server_gre_deadline, server_gre_timers, s };
 	loop_set_hook(loop, &hook);
+	/* The engine stays even on the kernel path: its raw socket sees a
+	 * copy of every GRE packet, and it drops those of kernel calls. */
+	if ((s->kernel_path = datapath_choose(conf->datapath, conf->noplugin,
+	    err, errlen)) < 0)
+		goto fail;
 	s->facts.fd = -1;
 	if (!conf->noplugin) {
 		/* Fail now, not at every call: pppd would refuse to start. */
@@ -535,6 +541,8 @@ server_restart_key(const struct conf *a, const struct conf *b)
 		return "metrics-listen";
 	if (a->noplugin != b->noplugin)
 		return "noplugin";
+	if (a->datapath != b->datapath)   /* chosen (and logged) at startup */
+		return "datapath";
 	if (str_differs(a->pidfile, b->pidfile))
 		return "pidfile";
 	return NULL;

@@ -46,6 +46,7 @@ struct server {
 	struct call_list   calls;      /* every call until its pppd is reaped */
 	unsigned           nctrls;
 	unsigned           nsetups;    /* calls counted in call-setups */
+	int                kernel_path; /* calls use the kernel's PPTP channel */
 	struct clients    *clients;    /* per client address (client.h) */
 	uint64_t           call_ids[SERVER_CALL_ID_WORDS];
 	int                stopping;

@@ -41,6 +41,8 @@
 #   E2E_VERBOSE=1   print all logs at the end even on success
 #   E2E_DIAL_TIMEOUT  seconds for a client to come up (default 60)
 #   E2E_TRACE=1     trace the test with timestamps (set -x)
+#   E2E_DATAPATH    engine|kernel|auto: write_server_conf sets `datapath`
+#                   to it (pptpd.conf(5)); unset: the default (engine)
 
 E2E_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 E2E_ROOT=$(cd "$E2E_LIB_DIR/../.." && pwd)
@@ -318,6 +320,7 @@ write_server_conf() {
 		echo "option $opts"
 		echo "localip $TUNNEL_LOCAL_IP"
 		echo "remoteip $TUNNEL_REMOTE_RANGE"
+		[ -n "${E2E_DATAPATH:-}" ] && echo "datapath $E2E_DATAPATH"
 		for line in "$@"; do echo "$line"; done
 	} >"$E2E_DIR/pptpd.conf"
 }
@@ -370,6 +373,17 @@ status_line() {
 		e2e_sleep 0.1
 	done
 	grep 'status:' "$E2E_SERVER_LOG" | tail -n 1
+}
+
+# pppd_on_kernel_path PID: the server's pppd PID runs on the kernel's PPTP
+# channel: no pty among its descriptors, a PPTP socket handed to it by
+# name (pptpd-kernel in its command line).
+pppd_on_kernel_path() {
+	local f
+	for f in /proc/"$1"/fd/*; do
+		[[ $(readlink "$f") == /dev/pts/* ]] && return 1
+	done
+	grep -qa 'pptpd-kernel' "/proc/$1/cmdline"
 }
 
 # server_children: processes (pppd) the server has forked and not reaped.

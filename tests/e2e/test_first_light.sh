@@ -5,6 +5,9 @@
 # the frames over our GRE engine.
 #
 #   scripts/e2e-run tests/e2e/test_first_light.sh
+#   E2E_DATAPATH=kernel ... (test_first_light_kernel.sh): the same on the
+#   kernel's PPTP channel (`datapath kernel`): pppd without a pty, the
+#   plugin holding the channel, our engine sending nothing for the call
 #
 # What a user checks: the session is encrypted, traffic passes without loss,
 # two clients get different addresses, deliberate reordering by the client
@@ -14,6 +17,14 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 CYCLES=${FIRST_LIGHT_CYCLES:-20}
+DATAPATH=${E2E_DATAPATH:-engine}
+PPTPCTL=${PPTPCTL:-$E2E_ROOT/ctl/pptpctl}
+
+# engine_gre FIELD: a number from pptpctl status's "gre:" line (what the
+# engine received and sent over its raw socket).
+engine_gre() {
+	"$PPTPCTL" status | sed -n "s/^gre:.* $1 \([0-9]*\).*/\1/p"
+}
 
 e2e_init
 netns_up
@@ -30,6 +41,21 @@ assert_log_contains "$E2E_SERVER_PPPD_LOG" "MPPE 128-bit (stateless|stateful) co
 	"server pppd: MPPE 128-bit"
 assert_log_contains "$E2E_SERVER_LOG" "session start: call [0-9]+/[0-9]+ user alice client 198\.18\.0\.2 tunnel $ip mppe 128" \
 	"pptpd logs the session start with user, client, tunnel address and MPPE"
+if [ "$DATAPATH" = kernel ]; then
+	assert_log_contains "$E2E_SERVER_LOG" "data path: kernel PPTP channel \(datapath kernel\)" \
+		"pptpd logs its data path once at startup: the kernel's"
+	kid=$(children "$(server_pid)" | head -n 1)
+	check "server pppd $kid has no pty, and pptpd-kernel on its command line" \
+		pppd_on_kernel_path "$kid"
+	assert_log_contains "$E2E_SERVER_PPPD_LOG" "pptpd-policy: kernel PPTP channel [0-9]+: call [0-9]+ at 198\.18\.0\.1 to call [0-9]+ at 198\.18\.0\.2" \
+		"server pppd: the plugin bound and connected the kernel's channel"
+	assert_log_contains "$E2E_SERVER_LOG" "call [0-9]+/[0-9]+ 198\.18\.0\.2:[0-9]+: started pppd [0-9]+ for $ip \(kernel data path\)" \
+		"pptpd logs the call as on the kernel data path"
+else
+	assert_log_contains "$E2E_SERVER_LOG" "data path: engine" \
+		"pptpd logs its data path once at startup: the engine"
+fi
+tx0=$(engine_gre tx) unknown0=$(engine_gre unknown-call)
 assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 20 "20 pings through the tunnel, no loss"
 
 tcp=$(iperf_tcp "$NS_CLI" "$TUNNEL_LOCAL_IP" 5)
@@ -41,10 +67,28 @@ udp_rate=4M
 ip netns exec "$NS_SRV" python3 "$E2E_LIB_DIR/gre_sniff.py" 10 >"$E2E_DIR/sniff-4m" &
 sniffer=$!
 sleep 2
+udp_drops() { ip netns exec "$NS_SRV" nstat -az UdpRcvbufErrors | awk '/UdpRcvbufErrors/ { print $2 }'; }
+drops0=$(udp_drops)
 read -r rate loss _ <<<"$(iperf_udp "$NS_CLI" "$TUNNEL_LOCAL_IP" "$udp_rate" 1200 5)"
 wait "$sniffer"
 diag "UDP $udp_rate, GRE seen by the server: $(cat "$E2E_DIR/sniff-4m")"
+diag "UDP $udp_rate: server UdpRcvbufErrors $drops0 -> $(udp_drops); server ppp: $(ip -n "$NS_SRV" -s -o link show type ppp 2>/dev/null | tr -s ' ' | cut -c1-400)"
 assert_cmp "$loss" "<" 1 "iperf3 UDP 1200 B at ${udp_rate}bit/s: $rate Mbit/s, $loss % loss (< 1 %)"
+tx1=$(engine_gre tx) unknown1=$(engine_gre unknown-call) rx1=$(engine_gre rx)
+diag "engine's raw socket: rx $rx1, tx $tx0 -> $tx1, unknown-call $unknown0 -> $unknown1"
+if [ "$DATAPATH" = kernel ]; then
+	# The raw socket still sees a copy of every packet: the engine must
+	# leave it alone, neither answering nor counting it as a stranger's.
+	check "kernel path: the engine sent no GRE for the call (tx $tx0 -> $tx1)" \
+		test "$tx1" = "$tx0"
+	check "kernel path: the engine took none of it for an unknown call ($unknown0 -> $unknown1)" \
+		test "$unknown1" = "$unknown0"
+	check "kernel path: no engine log line about the call's GRE" \
+		eval '! grep -q "from 198.18.0.2 call" "$E2E_SERVER_LOG"'
+else
+	check "engine path: the engine carried the traffic (tx $tx0 -> $tx1)" \
+		test "$tx1" -gt "$((tx0 + 1000))"
+fi
 
 # ---- a second client at the same time
 ip2=$(CLIENT_NS=$NS_CLI2 client_up c2 bob "$(user_pass bob)")
@@ -57,6 +101,17 @@ client_down c2
 client_down c1
 
 # ---- pptp-linux's deliberate reordering (test types 1, 2, 3)
+# The kernel path drops a packet older than the last one it took (no
+# reorder buffer): the call still carries traffic, with what came out of
+# order lost (pptpd.conf(5), datapath).
+reorder_kernel() {
+	local t=$1 ipt rate loss
+	ipt=$(PPTP_ARGS="--test-type $t --test-rate 50" client_up "t$t" alice "$(user_pass alice)")
+	read -r rate loss _ <<<"$(iperf_udp "$NS_CLI" "$TUNNEL_LOCAL_IP" 1M 1200 3)"
+	client_down "t$t"
+	assert_cmp "$loss" "<" 30 "kernel path, pptp --test-type $t: UDP through $ipt, $rate Mbit/s, $loss % loss (reordered packets dropped)"
+}
+
 # pptp(8): types 2 and 3 hold ten packets, so a test every 50 packets keeps
 # the reorderings apart (below ten they are "undefined"). pptp-linux 1.10
 # itself never sends one packet of each type-3 reordering (seen on the wire
@@ -64,6 +119,10 @@ client_down c1
 # the check is that every packet that reached the server went through: the
 # server's "lost" equals what never arrived and nothing arrived too late.
 for t in 1 2 3; do
+	if [ "$DATAPATH" = kernel ]; then
+		reorder_kernel "$t"
+		continue
+	fi
 	ipt=$(PPTP_ARGS="--test-type $t --test-rate 50" client_up "t$t" alice "$(user_pass alice)")
 	ip netns exec "$NS_SRV" python3 "$E2E_LIB_DIR/gre_sniff.py" 9 >"$E2E_DIR/sniff-$t" &
 	sniffer=$!

@@ -6,6 +6,8 @@
 #   scripts/e2e-run tests/e2e/test_plugin_policy.sh     (or run it directly:
 #                                it goes through scripts/e2e-run by itself)
 #   PPTPD_SERVER=/usr/sbin/pptpd ...   against Poptop 1.4.0 instead of ours
+#   E2E_DATAPATH=kernel ...   ours on the kernel data path
+#                              (test_plugin_policy_kernel.sh)
 #
 # Policy file:   user alice require-128
 #                user bob   allow
@@ -96,6 +98,10 @@ else
 fi
 server_start "$server"
 diag "server kind: $kind"
+if [ "$kind" = ours ] && [ "${E2E_DATAPATH:-}" = kernel ]; then
+	assert_log_contains "$E2E_SERVER_LOG" "data path: kernel PPTP channel" \
+		"the calls ride the kernel's PPTP channel (datapath kernel)"
+fi
 
 # How many server-side pppds have ended, or reported IP up (Poptop:
 # reports on our socket; ours: the daemon's log lines).

@@ -269,6 +269,41 @@ test_metrics_listen(void **state)
 }
 
 static void
+test_datapath(void **state)
+{
+	static const char *const bad[] = { "Kernel", "pptp", "1", "engine,kernel" };
+	struct fx *fx = *state;
+	char text[96], want[160];
+
+	assert_int_equal(fx->c.datapath, CONF_DATAPATH_ENGINE);
+	expect_ok(fx, "listen 127.0.0.1\n");
+	assert_int_equal(fx->c.datapath, CONF_DATAPATH_ENGINE);
+	expect_ok(fx, "datapath kernel\n");
+	assert_int_equal(fx->c.datapath, CONF_DATAPATH_KERNEL);
+	expect_ok(fx, "datapath auto   # kernel when it can\n");
+	assert_int_equal(fx->c.datapath, CONF_DATAPATH_AUTO);
+	expect_ok(fx, "datapath engine\n");
+	assert_int_equal(fx->c.datapath, CONF_DATAPATH_ENGINE);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "\ndatapath %s\n", bad[i]);
+		snprintf(want, sizeof(want), "bad value '%s' for 'datapath' (one "
+		    "of engine, kernel, auto)", bad[i]);
+		expect_err(fx, text, 2, want);
+		assert_int_equal(fx->c.datapath, CONF_DATAPATH_ENGINE);
+	}
+	expect_err(fx, "datapath\n", 1, "'datapath' needs a value");
+	expect_err(fx, "datapath kernel auto\n", 1,
+	    "'datapath' takes one value (extra 'auto')");
+	/* The plugin opens the kernel's channel: kernel without it is an
+	 * error; auto without it is the engine (server-side, at startup). */
+	expect_err(fx, "noplugin\ndatapath kernel\n", 2,
+	    "'datapath' needs the plugin; remove 'noplugin' (line 1)");
+	assert_int_equal(fx->c.noplugin, 0);
+	expect_ok(fx, "noplugin\ndatapath auto\n");
+	assert_int_equal(fx->c.datapath, CONF_DATAPATH_AUTO);
+}
+
+static void
 test_unknown_keys(void **state)
 {
 	struct fx *fx = *state;
@@ -668,6 +703,7 @@ main(void)
 		T(test_bad_numbers),
 		T(test_bad_listen),
 		T(test_metrics_listen),
+		T(test_datapath),
 		T(test_unknown_keys),
 		T(test_arity),
 		T(test_pool_errors),

@@ -1,0 +1,219 @@
+/*
+ * channel.c -- pptpd's kernel data path: the kernel's PPTP channel
+ * (AF_PPPOX, PX_PROTO_PPTP; Linux drivers/net/ppp/pptp.c, module pptp)
+ * as pppd's channel, in place of the tty pptpd would otherwise give it.
+ *
+ * pptpd has answered the call and starts pppd without a tty, with
+ * `pptpd-kernel` (channel.h). Parsing the option makes our channel
+ * pppd's: pppd then calls our connect(), which binds a PPTP socket to our
+ * Call ID and local address and connects it to the peer's; from then on
+ * the kernel carries the call's GRE in both directions, and pppd attaches
+ * the socket's PPP channel to a unit like any other (generic_establish_ppp
+ * asks for its index with PPPIOCGCHAN).
+ *
+ * The channel is synchronous: no ACCM, and the kernel puts the address and
+ * control fields on every frame (a peer must take them even when it
+ * negotiated ACFC), so the line settings pppd hands a tty have nothing to
+ * apply to here.
+ */
+#include <pppd/pppd.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>   /* before the kernel's headers, which defer to it */
+#include <linux/if_pppox.h>
+#include <linux/ppp-ioctl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "channel.h"
+
+#define PLUGIN "pptpd-policy"
+#define CHANNEL_FIELDS 4
+
+struct channel_spec {
+	uint16_t       our_id, peer_id;
+	struct in_addr local, peer;
+};
+
+static struct channel_spec spec;
+static char *opt_kernel;           /* the option's text, for pppd's dump */
+static int chan_fd = -1;
+
+static int set_kernel(char **argv);
+
+static option_t channel_options[] = {
+	{ .name = "pptpd-kernel", .type = o_special, .addr = (void *)set_kernel,
+	  .description = "pptpd: carry this call on the kernel's PPTP channel "
+	  "(OUR-ID,PEER-ID,LOCAL-ADDR,PEER-ADDR)",
+	  .flags = OPT_PRIV | OPT_DEVNAM | OPT_A2STRVAL, .addr2 = &opt_kernel },
+	{ .name = NULL }
+};
+
+/* A Call ID: decimal, min..65535. */
+static int
+parse_id(const char *s, unsigned min, uint16_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > 65535)
+		return -1;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+/* "OUR,PEER,LOCAL,PEER-ADDR" into sp; NULL, or what is wrong. */
+static const char *
+parse_spec(const char *text, struct channel_spec *sp)
+{
+	char buf[96], *field[CHANNEL_FIELDS], *save = NULL;
+	int n = 0;
+
+	if (strlen(text) >= sizeof(buf))
+		return "too long";
+	strcpy(buf, text);
+	for (char *t = strtok_r(buf, ",", &save); t != NULL;
+	    t = strtok_r(NULL, ",", &save)) {
+		if (n == CHANNEL_FIELDS)
+			return "more than four fields";
+		field[n++] = t;
+	}
+	if (n != CHANNEL_FIELDS)
+		return "fewer than four fields";
+	/* 0 would let the kernel pick our Call ID: not the one the peer has. */
+	if (parse_id(field[0], 1, &sp->our_id) < 0)
+		return "bad Call ID of ours (1..65535)";
+	if (parse_id(field[1], 0, &sp->peer_id) < 0)
+		return "bad Call ID of the peer (0..65535)";
+	if (inet_pton(AF_INET, field[2], &sp->local) != 1 ||
+	    sp->local.s_addr == htonl(INADDR_ANY))
+		return "bad local address";
+	if (inet_pton(AF_INET, field[3], &sp->peer) != 1 ||
+	    sp->peer.s_addr == htonl(INADDR_ANY))
+		return "bad peer address";
+	return NULL;
+}
+
+static int  channel_connect(void);
+static void channel_disconnect(void);
+static void channel_line_config(int mtu, u_int32_t accm, int pcomp, int accomp);
+static void channel_nothing(void);
+
+static struct channel pptp_kernel_channel = {
+	.options = NULL,
+	.process_extra_options = NULL,
+	.check_options = channel_nothing,
+	.connect = channel_connect,
+	.disconnect = channel_disconnect,
+	.establish_ppp = generic_establish_ppp,
+	.disestablish_ppp = generic_disestablish_ppp,
+	.send_config = channel_line_config,
+	.recv_config = channel_line_config,
+	.cleanup = channel_disconnect,
+	.close = channel_disconnect,
+};
+
+static int
+set_kernel(char **argv)
+{
+	const char *why = parse_spec(*argv, &spec);
+
+	if (why != NULL) {
+		option_error(PLUGIN ": pptpd-kernel %s: %s", *argv, why);
+		return 0;
+	}
+	free(opt_kernel);
+	if ((opt_kernel = strdup(*argv)) == NULL)
+		novm("pptpd-kernel");
+	the_channel = &pptp_kernel_channel;
+	modem = 0;
+	slprintf(devnam, MAXPATHLEN, "pptp-call-%u", spec.our_id);
+	return 1;
+}
+
+static void
+channel_nothing(void)
+{
+}
+
+static void
+channel_line_config(int mtu, u_int32_t accm, int pcomp, int accomp)
+{
+	(void)mtu; (void)accm; (void)pcomp; (void)accomp;
+}
+
+static void
+addr_fill(struct sockaddr_pppox *sa, uint16_t call_id, struct in_addr a)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_family = AF_PPPOX;
+	sa->sa_protocol = PX_PROTO_PPTP;
+	sa->sa_addr.pptp.call_id = call_id;   /* host order, as the kernel keeps it */
+	sa->sa_addr.pptp.sin_addr = a;
+}
+
+/* Bind our end, connect the peer's, check it is a PPP channel. One exit
+ * logs the one reason. */
+static int
+channel_connect(void)
+{
+	struct sockaddr_pppox sa;
+	const char *reason;
+	int fd, idx, err;
+
+	fd = socket(AF_PPPOX, SOCK_STREAM | SOCK_CLOEXEC, PX_PROTO_PPTP);
+	if (fd < 0) {
+		reason = "cannot open a PPTP socket (is the pptp module loaded?)";
+		goto fail;
+	}
+	addr_fill(&sa, spec.our_id, spec.local);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		reason = "cannot bind our Call ID and address";
+		goto fail;
+	}
+	addr_fill(&sa, spec.peer_id, spec.peer);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		reason = "cannot connect to the peer's Call ID and address";
+		goto fail;
+	}
+	if (ioctl(fd, PPPIOCGCHAN, &idx) < 0) {
+		reason = "no PPP channel on the socket (PPPIOCGCHAN)";
+		goto fail;
+	}
+	chan_fd = fd;
+	char l[INET_ADDRSTRLEN], p[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &spec.local, l, sizeof(l));
+	inet_ntop(AF_INET, &spec.peer, p, sizeof(p));
+	info(PLUGIN ": kernel PPTP channel %d: call %u at %s to call %u at %s",
+	    idx, spec.our_id, l, spec.peer_id, p);
+	return fd;
+fail:
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	error(PLUGIN ": call %u: %s: %s", spec.our_id, reason, strerror(err));
+	return -1;
+}
+
+static void
+channel_disconnect(void)
+{
+	if (chan_fd >= 0) {
+		close(chan_fd);
+		chan_fd = -1;
+	}
+}
+
+void
+channel_init(void)
+{
+	add_options(channel_options);
+}
