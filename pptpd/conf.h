@@ -26,6 +26,10 @@
  * metrics-listen IPV4:PORT serves Prometheus metrics over HTTP on that
  * address (GET /metrics; off when not set); metrics-per-session adds the
  * per-call GRE series to it (off by default: one series per call).
+ * radius-dae-listen IPV4[:PORT] serves RFC 5176 Disconnect-Requests on
+ * that UDP address (port 3799 by default; off when not set) from the
+ * clients of radius-dae-clients FILE (dae_clients.h), which it needs;
+ * that file is read and checked with pptpd.conf.
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *
@@ -59,12 +63,15 @@
 #define CONF_DEFAULT_SETUPS_PER_CLIENT 8
 #define CONF_DEFAULT_CALL_RATE         10     /* calls/s from one address */
 #define CONF_DEFAULT_STOP_TIMEOUT      10     /* seconds */
+#define CONF_DEFAULT_DAE_PORT          3799   /* RFC 5176 */
 #define CONF_ERR_LEN             256
 #define CONF_LINE_MAX            4096   /* bytes per line, without newline */
 #define CONF_MAX_WARNINGS        32     /* further warnings are dropped */
 #ifndef CONF_DEFAULT_PLUGIN
 #define CONF_DEFAULT_PLUGIN      "/usr/local/lib/pptpd/pptpd-policy.so"
 #endif
+
+struct dae_clients;
 
 struct conf {
 	char          *file;          /* path it was read from */
@@ -92,6 +99,10 @@ struct conf {
 	/* metrics-listen: sin_port 0 when not set (no metrics served). */
 	struct sockaddr_in metrics_listen;
 	int            metrics_per_session;
+	/* radius-dae-listen: sin_port 0 when not set (no RFC 5176 server). */
+	struct sockaddr_in dae_listen;
+	char          *dae_clients_file;
+	struct dae_clients *dae_clients;   /* read from it; NULL when not set */
 	/* Where each key was set (line number, 0 = default): lets a later
 	 * semantic error (e.g. the pool) point at file:line. */
 	int            line_localip, line_remoteip;
