@@ -499,6 +499,7 @@ test_conf_keys(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(load_conf(bad[i].text, &c, err), -1);
+		conf_free(&c);   /* what conf_init gave it */
 		if (strstr(err, bad[i].want) == NULL)
 			fail_msg("'%s' lacks '%s'", err, bad[i].want);
 	}
@@ -508,6 +509,7 @@ test_conf_keys(void **state)
 	snprintf(text, sizeof(text), "radius-dae-listen 198.18.0.1\n\n"
 	    "radius-dae-clients %s\n", bl);
 	assert_int_equal(load_conf(text, &c, err), -1);
+	conf_free(&c);
 	if (strstr(err, "pptpd.conf:3: radius-dae-clients: ") == NULL ||
 	    strstr(err, "badclients:2: bad IPv4 address 'nope'") == NULL)
 		fail_msg("%s", err);
