@@ -7,10 +7,14 @@
  * per-call backlog (allocated only under back-pressure), and whole frames
  * are dropped when that is full: a slow pppd must never block the engine.
  *
- * pty -> GRE: read a big chunk, HDLC-decode every frame in it, queue one
- * GRE packet per frame (piggybacking any pending ack) and send the queue
- * with sendmmsg. A send that would block drops the packets: PPP copes with
+ * pty -> GRE: read a big chunk, HDLC-decode every frame in it straight into
+ * the transmit slot it leaves from (no copy after decoding), queue one GRE
+ * packet per frame (piggybacking any pending ack) and send the queue with
+ * sendmmsg. A send that would block drops the packets: PPP copes with
  * loss, not with a stalled server.
+ *
+ * Toward pppd only what pppd's LCP asked for is escaped (lcp.h); until
+ * that is known, Set-Link-Info's Send ACCM or the RFC 1662 default.
  *
  * Timers (delayed acks, reorder gaps) live in two lists sorted by deadline
  * (common/timer.h), so finding the next one is O(1) and only calls with a
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 #include "hdlc.h"
+#include "lcp.h"
 #include "packet.h"
 #include "ratelimit.h"
 #include "seq.h"
@@ -80,7 +85,8 @@ struct gre_call {
 	int pty_fd;
 	void *arg;
 	int dead, want_write, touched;
-	uint32_t send_accm, recv_accm;
+	struct lcp_snoop lcp;     /* the ACCM toward pppd */
+	uint32_t recv_accm;
 	uint16_t peer_window, ack_threshold;
 	uint32_t tx_seq;          /* next sequence number to send */
 	uint32_t peer_ack;        /* highest ack from the peer */
@@ -113,6 +119,7 @@ struct gre_engine {
 	struct gre_call *calls[GRE_CALL_IDS];
 	struct gre_call *touched;
 	struct timer_list ack_timers, gap_timers;
+	struct seq_pool pool;     /* reorder buffers of every call */
 	struct ratelimit rl[LR__COUNT];
 	struct gre_engine_stats st;
 	/* receive */
@@ -244,7 +251,7 @@ static void backlog_frame(struct gre_call *c, const uint8_t *p, size_t len)
 		frame_dropped(c);
 		return;
 	}
-	n = hdlc_encode(p, len, c->send_accm, tmp, sizeof(tmp));
+	n = hdlc_encode(p, len, lcp_snoop_accm(&c->lcp), tmp, sizeof(tmp));
 	if (backlog_put(c, tmp, n, 0) < 0)
 		frame_dropped(c);
 }
@@ -329,6 +336,7 @@ static void call_deliver(struct gre_call *c, const uint8_t *p, size_t len)
 	c->rx_unacked++;
 	if (c->dead)
 		return;
+	lcp_snoop_to_pppd(&c->lcp, p, len);
 	if (c->bl_len) {
 		backlog_frame(c, p, len);
 		return;
@@ -343,7 +351,7 @@ static void call_deliver(struct gre_call *c, const uint8_t *p, size_t len)
 	idx = (int32_t)e->nframes++;
 	f = &e->frames[idx];
 	f->off = (uint32_t)e->stage_len;
-	f->len = (uint32_t)hdlc_encode(p, len, c->send_accm,
+	f->len = (uint32_t)hdlc_encode(p, len, lcp_snoop_accm(&c->lcp),
 	    e->stage + e->stage_len, HDLC_ENCODED_MAX(len));
 	f->next = GRE_NO_FRAME;
 	e->stage_len += f->len;
@@ -471,10 +479,21 @@ static struct tx_slot *tx_slot(struct gre_engine *e, struct gre_call *c,
 	return s;
 }
 
-static void tx_commit(struct gre_engine *e, size_t len)
+static void tx_commit(struct gre_engine *e, uint8_t *base, size_t len)
 {
+	e->tx_iov[e->ntx].iov_base = base;
 	e->tx_iov[e->ntx].iov_len = len;
 	e->ntx++;
+}
+
+/* Where the next data packet's payload goes: the decoder writes frames
+ * there, and the header goes just before it (GRE_HDR_MAX is room for the
+ * longest). The queue is sent first if it is full, so the slot is free. */
+static uint8_t *tx_payload_next(struct gre_engine *e)
+{
+	if (e->ntx == GRE_TX_BATCH)
+		tx_flush(e);
+	return e->tx[e->ntx].buf + GRE_HDR_MAX;
 }
 
 static void ack_sent(struct gre_call *c)
@@ -491,27 +510,36 @@ static void call_send_ack(struct gre_call *c)
 	    seq_rx_ack(&c->rx));
 
 	ack_sent(c);
-	tx_commit(c->e, h);
+	tx_commit(c->e, s->buf, h);
 }
 
-/* A frame pppd wrote: one GRE data packet, with the ack if one is due. */
+/* A frame pppd wrote: one GRE data packet, with the ack if one is due.
+ * The decoder put the frame in the next transmit slot already (unless it
+ * was started before this read: then it is copied there). */
 static void pty_frame(void *arg, const uint8_t *frame, size_t len)
 {
 	struct gre_call *c = arg;
+	struct gre_engine *e = c->e;
 	struct tx_slot *s;
+	uint8_t hdr[GRE_HDR_MAX], *payload;
 	int ack = c->rx.ack_pending;
 	size_t h;
 
 	if (len > GRE_MAX_PAYLOAD)
-		return;         /* cannot happen: HDLC_MAX_FRAME is smaller */
-	s = tx_slot(c->e, c, len, 1);
-	h = gre_packet_build(s->buf, c->peer_id, (uint16_t)len, 1, c->tx_seq++,
+		return;         /* cannot happen: HDLC_MAX_FRAME is no larger */
+	lcp_snoop_from_pppd(&c->lcp, frame, len);
+	s = tx_slot(e, c, len, 1);
+	payload = s->buf + GRE_HDR_MAX;
+	if (frame != payload)
+		memcpy(payload, frame, len);
+	h = gre_packet_build(hdr, c->peer_id, (uint16_t)len, 1, c->tx_seq++,
 	    ack, seq_rx_ack(&c->rx));
-	memcpy(s->buf + h, frame, len);
+	memcpy(payload - h, hdr, h);
 	if (ack)
 		ack_sent(c);
 	c->tx_any = 1;
-	tx_commit(c->e, h + len);
+	tx_commit(e, payload - h, h + len);
+	hdlc_decoder_set_output(&c->dec, tx_payload_next(e));
 }
 
 /* ---- receiving ---- */
@@ -739,6 +767,7 @@ void gre_call_pty_input(struct gre_call *c, uint64_t now_ms)
 	struct hdlc_decoder before;
 
 	e->now = now_ms;
+	hdlc_decoder_set_output(&c->dec, tx_payload_next(e));
 	for (int i = 0; i < GRE_PTY_READS && !c->dead; i++) {
 		ssize_t n = read(c->pty_fd, e->rdbuf, sizeof(e->rdbuf));
 
@@ -760,6 +789,9 @@ void gre_call_pty_input(struct gre_call *c, uint64_t now_ms)
 		if ((size_t)n < sizeof(e->rdbuf))
 			break;
 	}
+	/* a frame still open goes home: the slots are reused before the
+	 * rest of it can be read */
+	hdlc_decoder_set_output(&c->dec, NULL);
 	tx_flush(e);
 }
 
@@ -831,6 +863,7 @@ struct gre_engine *gre_engine_new_fd(int fd, const struct gre_ops *ops, void *ar
 	e->arg = arg;
 	timer_list_init(&e->ack_timers);
 	timer_list_init(&e->gap_timers);
+	seq_pool_init(&e->pool, SEQ_POOL_CAP_DFLT);
 	for (int i = 0; i < LR__COUNT; i++)
 		ratelimit_init(&e->rl[i], GRE_LOG_BURST, GRE_LOG_WINDOW_MS);
 	rx_setup(e);
@@ -876,6 +909,7 @@ void gre_engine_free(struct gre_engine *e)
 	for (size_t i = 0; i < GRE_CALL_IDS; i++)
 		if (e->calls[i])
 			gre_call_free(e->calls[i]);
+	seq_pool_drain(&e->pool);
 	close(e->fd);
 	free(e);
 }
@@ -921,12 +955,14 @@ struct gre_call *gre_call_new(struct gre_engine *e, uint16_t local_id,
 	c->peer_sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr = peer };
 	c->pty_fd = pty_fd;
 	c->arg = call_arg;
-	c->send_accm = c->recv_accm = 0xffffffff;
+	c->recv_accm = LCP_ACCM_DEFAULT;
+	lcp_snoop_init(&c->lcp);
 	c->peer_window = GRE_RECV_WINDOW_DFLT;
 	c->ack_threshold = GRE_RECV_WINDOW_DFLT / 2;
 	c->chain_head = c->chain_tail = GRE_NO_FRAME;
 	c->ack_timer.arg = c->gap_timer.arg = c;
 	seq_rx_init(&c->rx);
+	seq_rx_set_pool(&c->rx, &e->pool);
 	hdlc_decoder_init(&c->dec);
 	e->calls[local_id] = c;
 	e->st.calls++;
@@ -963,7 +999,7 @@ void gre_call_free(struct gre_call *c)
 
 void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_accm)
 {
-	c->send_accm = send_accm;
+	lcp_snoop_set_fallback(&c->lcp, send_accm);
 	c->recv_accm = recv_accm;
 }
 

@@ -723,35 +723,50 @@ size_t hdlc_encode(const uint8_t *frame, size_t len, uint32_t accm,
 void hdlc_decoder_init(struct hdlc_decoder *d)
 {
 	memset(d, 0, sizeof(*d));
+	d->out = d->buf;
+}
+
+void hdlc_decoder_set_output(struct hdlc_decoder *d, uint8_t *out)
+{
+	if (!out)
+		out = d->buf;
+	if (out == d->out)
+		return;
+	memcpy(out, d->out, d->len);
+	d->out = out;
 }
 
 /* A flag closed the current frame: classify it and deliver it if good.
  * Two flags in a row make an empty frame, which is just inter-frame fill. */
 static void frame_end(struct hdlc_decoder *d, hdlc_frame_fn fn, void *arg)
 {
-	if (d->escaped)
-		d->aborts++;
-	else if (d->overflow)
-		d->too_long++;
-	else if (d->len == 0)
-		;
-	else if (d->len < HDLC_MIN_FRAME)
-		d->runts++;
-	else if (hdlc_fcs16(HDLC_FCS_INIT, d->buf, d->len) != HDLC_FCS_GOOD)
-		d->bad_fcs++;
-	else {
-		d->frames++;
-		fn(arg, d->buf, d->len - HDLC_FCS_LEN);
-	}
+	size_t len = d->len;
+	int escaped = d->escaped, overflow = d->overflow;
+
+	/* reset first: the callback may move the output for the next frame */
 	d->len = 0;
 	d->escaped = 0;
 	d->overflow = 0;
+	if (escaped)
+		d->aborts++;
+	else if (overflow)
+		d->too_long++;
+	else if (len == 0)
+		;
+	else if (len < HDLC_MIN_FRAME)
+		d->runts++;
+	else if (hdlc_fcs16(HDLC_FCS_INIT, d->out, len) != HDLC_FCS_GOOD)
+		d->bad_fcs++;
+	else {
+		d->frames++;
+		fn(arg, d->out, len - HDLC_FCS_LEN);
+	}
 }
 
 static void put_octet(struct hdlc_decoder *d, uint8_t c)
 {
-	if (d->len < sizeof(d->buf))
-		d->buf[d->len++] = c;
+	if (d->len < HDLC_MAX_FRAME)
+		d->out[d->len++] = c;
 	else
 		d->overflow = 1;
 }
@@ -771,10 +786,10 @@ static const uint8_t *skip_to_flag(struct hdlc_decoder *d, const uint8_t *p,
 static const uint8_t *copy_run(struct hdlc_decoder *d, const uint8_t *p,
     const uint8_t *end)
 {
-	while (end - p >= BLOCK && d->len + BLOCK <= sizeof(d->buf)) {
+	while (end - p >= BLOCK && d->len + BLOCK <= HDLC_MAX_FRAME) {
 		size_t k = block_scan(p, 0);
 
-		block_copy(d->buf + d->len, p);
+		block_copy(d->out + d->len, p);
 		d->len += k;
 		p += k;
 		if (k < BLOCK)

@@ -38,6 +38,7 @@ size_t hdlc_encode(const uint8_t *frame, size_t len, uint32_t accm,
  * over the whole frame, which is faster than a byte-at-a-time running FCS. */
 struct hdlc_decoder {
 	uint8_t  buf[HDLC_MAX_FRAME];
+	uint8_t *out;        /* where frames are decoded: buf, or the caller's */
 	size_t   len;
 	int      escaped;
 	int      overflow;   /* current frame too long: discard up to the flag */
@@ -48,6 +49,13 @@ struct hdlc_decoder {
 };
 
 void hdlc_decoder_init(struct hdlc_decoder *d);
+
+/* Decode into `out` (HDLC_MAX_FRAME octets) from now on, or back into the
+ * decoder's own buffer with NULL; a frame in progress moves along. This
+ * lets a frame land where it is sent from (the engine's transmit slot)
+ * instead of being copied there. It may be called from the frame callback,
+ * for the next frame: the frame just delivered stays where it is. */
+void hdlc_decoder_set_output(struct hdlc_decoder *d, uint8_t *out);
 
 /* Called for every good frame (FCS checked and stripped). */
 typedef void (*hdlc_frame_fn)(void *arg, const uint8_t *frame, size_t len);

@@ -6,16 +6,65 @@
 
 #define RECENT_BITS 64
 
+void seq_pool_init(struct seq_pool *p, uint32_t cap)
+{
+	memset(p, 0, sizeof(*p));
+	p->cap = cap;
+}
+
+void seq_pool_drain(struct seq_pool *p)
+{
+	while (p->free_list) {
+		void *b = p->free_list;
+
+		memcpy(&p->free_list, b, sizeof(void *));
+		free(b);
+	}
+	p->idle = 0;
+}
+
+static uint8_t *pool_get(struct seq_pool *p)
+{
+	void *b;
+
+	if (!p || !p->free_list) {
+		if ((b = malloc(SEQ_SLOT_BYTES)) && p)
+			p->mallocs++;
+		return b;
+	}
+	b = p->free_list;
+	memcpy(&p->free_list, b, sizeof(void *));
+	p->idle--;
+	return b;
+}
+
+static void pool_put(struct seq_pool *p, uint8_t *b)
+{
+	if (!p || p->idle >= p->cap) {
+		free(b);
+		return;
+	}
+	memcpy(b, &p->free_list, sizeof(void *));
+	p->free_list = b;
+	p->idle++;
+}
+
 void seq_rx_init(struct seq_rx *rx)
 {
 	memset(rx, 0, sizeof(*rx));
 }
 
+void seq_rx_set_pool(struct seq_rx *rx, struct seq_pool *pool)
+{
+	rx->pool = pool;
+}
+
 static void slot_release(struct seq_rx *rx, struct seq_slot *s)
 {
-	if (s->data)
+	if (s->data) {
 		rx->storage--;
-	free(s->data);
+		pool_put(rx->pool, s->data);
+	}
 	s->data = NULL;
 	s->used = 0;
 }
@@ -87,7 +136,7 @@ static int slot_fill(struct seq_rx *rx, struct seq_slot *s, uint32_t seq, const 
 	if (len > SEQ_SLOT_BYTES)
 		return -1;
 	if (!s->data) {
-		if (!(s->data = malloc(SEQ_SLOT_BYTES)))
+		if (!(s->data = pool_get(rx->pool)))
 			return -1;
 		rx->storage++;
 	}

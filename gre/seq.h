@@ -80,8 +80,26 @@ enum seq_verdict {
 	SEQ_NO_ROOM,      /* should be held but too big or out of memory */
 };
 
-/* A held packet. `data` is allocated only while a reorder episode lasts,
- * so an idle or in-order call costs no payload memory. */
+/* Payload buffers for held packets, shared by every call of an engine: a
+ * reorder episode takes what it needs and gives it back when it ends, so
+ * an idle or in-order call holds no payload memory, and the next episode
+ * (of any call) reuses the buffers instead of a malloc/free per packet.
+ * At most `cap` idle buffers are kept; the rest go back to malloc. */
+struct seq_pool {
+	void    *free_list;     /* idle buffers, linked through their start */
+	uint32_t idle, cap;
+	uint64_t mallocs;       /* buffers ever taken from malloc */
+};
+
+/* Idle buffers kept: one call's worst episode (every slot and `pend`). */
+#define SEQ_POOL_CAP_DFLT   (SEQ_REORDER_SLOTS + 1)
+
+void seq_pool_init(struct seq_pool *p, uint32_t cap);
+/* Free the idle buffers (the engine going away). */
+void seq_pool_drain(struct seq_pool *p);
+
+/* A held packet. `data` is taken from the pool (or malloc without one)
+ * only while a reorder episode lasts. */
 struct seq_slot {
 	uint32_t seq;
 	uint16_t len;
@@ -108,13 +126,16 @@ struct seq_rx {
 	int      floor_set;
 	uint64_t now_ms;        /* latest time given to input or expire */
 	uint64_t flow_ms;       /* last delivery (quiet since then) */
-	uint32_t storage;       /* slot buffers allocated */
+	uint32_t storage;       /* slot buffers taken */
+	struct seq_pool *pool;  /* where they come from; NULL: malloc */
 	struct seq_slot slot[SEQ_REORDER_SLOTS];
 	uint64_t delivered, duplicates, stale, too_far, reordered, lost;
 	uint64_t resyncs, no_room;
 };
 
 void seq_rx_init(struct seq_rx *rx);
+/* Take payload buffers from `pool` (call before any input). */
+void seq_rx_set_pool(struct seq_rx *rx, struct seq_pool *pool);
 /* Release the payload storage (a call being freed). */
 void seq_rx_free(struct seq_rx *rx);
 

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_floor.h"
 #include "gre.h"
 #include "hdlc.h"
 #include "packet.h"
@@ -503,7 +504,9 @@ static void usage(void)
 	    "      (default 40000,80000,160000,0)\n"
 	    "  -k  runs of each measurement (the machine may be shared)\n"
 	    "  -v  pppd's side decodes and checks every frame (slower sink)\n"
-	    "  -p  real-time priority for the bench's threads (root)\n");
+	    "  -p  real-time priority for the bench's threads (root)\n"
+	    "  -F  the data path against a real pty, side by side with\n"
+	    "      Poptop's pptpctrl (bench_gre -F -h for its options)\n");
 	exit(2);
 }
 
@@ -514,6 +517,11 @@ int main(int argc, char **argv)
 	struct result r;
 	char label[32];
 
+	if (getenv("BENCH_PPPD_SHM"))
+		return floor_pppd_main(getenv("BENCH_PPPD_SHM"));
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-F"))
+			return floor_main(argc, argv);
 	while ((opt = getopt(argc, argv, "n:sr:k:vp")) != -1) {
 		switch (opt) {
 		case 'p':

@@ -26,6 +26,10 @@ mkdir "$t/check"
 sed "s|^ExecStart=/|ExecStart=$t/root/|" "$unit" > "$t/check/pptpd.service"
 out=$(systemd-analyze verify "$t/check/pptpd.service" 2>&1) || {
 	echo "verify.sh: systemd-analyze verify failed:" >&2; echo "$out" >&2; exit 1; }
+# verify loads the units ours pulls in, and with them whatever the host has
+# installed (freeradius.service warns about MemoryLimit= on Debian 12):
+# only what it says about our unit, or about no unit in particular, counts.
+out=$(printf '%s\n' "$out" | grep -Ev '^/(etc|lib|usr/lib|run)/systemd/system/[^:]+:' || true)
 [ -z "$out" ] || { echo "verify.sh: systemd-analyze verify warns:" >&2; echo "$out" >&2; exit 1; }
 
 systemd-tmpfiles --create --root="$t/root" "$tmpf"

@@ -882,6 +882,131 @@ static void test_engine_accm(void **state)
 	assert_true(n < 2 * 40);
 }
 
+/* LCP as pppd and the peer exchange it, through the engine. */
+static void lcp_conf(uint8_t *p, uint8_t code, uint8_t id, uint32_t accm)
+{
+	static const uint8_t t[] = { 0xff, 0x03, 0xc0, 0x21, 0, 0, 0, 10,
+	    2, 6, 0, 0, 0, 0 };
+
+	memcpy(p, t, sizeof(t));
+	p[4] = code;
+	p[5] = id;
+	p[10] = (uint8_t)(accm >> 24);
+	p[11] = (uint8_t)(accm >> 16);
+	p[12] = (uint8_t)(accm >> 8);
+	p[13] = (uint8_t)accm;
+}
+
+/* pppd's frame through the engine to the peer. */
+static void lcp_from_pppd(struct fixture *f, const uint8_t *fr, size_t len)
+{
+	struct gre_packet p;
+	uint8_t buf[4096];
+
+	ppp_write_frame(f, fr, len);
+	gre_call_pty_input(f->c, 1000);
+	assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_int_equal(p.payload_len, len);
+}
+
+/* 40 control characters from the peer: the octets pppd's side reads. */
+static ssize_t ctl_to_pppd(struct fixture *f, uint32_t *seq)
+{
+	uint8_t p[44], buf[512];
+
+	memset(p, 0x01, sizeof(p));
+	p[0] = 0xff;
+	p[1] = 0x03;
+	p[2] = 0x00;
+	p[3] = 0xfd;
+	peer_send(f->peer, LOCAL_ID, 1, (*seq)++, 0, 0, p, sizeof(p));
+	engine_in(f, 1000);
+	return read(f->ppp, buf, sizeof(buf));
+}
+
+static void test_engine_lcp_accm(void **state)
+{
+	struct fixture *f = *state;
+	static const uint8_t ipcp[] = { 0xff, 0x03, 0x80, 0x21, 1, 1, 0, 4 };
+	uint8_t fr[16];
+	uint32_t seq = 0;
+
+	NEED_ENGINE(f);
+	/* before LCP: the RFC 1662 default, every control char escaped */
+	assert_true(ctl_to_pppd(f, &seq) >= 2 * 40);
+	/* pppd asks for ACCM 0, the peer acks another request: no change */
+	lcp_conf(fr, 1, 7, 0);
+	lcp_from_pppd(f, fr, 14);
+	lcp_conf(fr, 2, 8, 0);
+	peer_send(f->peer, LOCAL_ID, 1, seq++, 0, 0, fr, 14);
+	engine_in(f, 1000);
+	assert_true(ctl_to_pppd(f, &seq) >= 2 * 40);
+	/* the right ack: agreed, but pppd may not have set its map yet */
+	lcp_conf(fr, 2, 7, 0);
+	peer_send(f->peer, LOCAL_ID, 1, seq++, 0, 0, fr, 14);
+	engine_in(f, 1000);
+	assert_true(ctl_to_pppd(f, &seq) >= 2 * 40);
+	/* pppd sends IPCP: its LCP is open, it receives with ACCM 0 */
+	lcp_from_pppd(f, ipcp, sizeof(ipcp));
+	assert_true(ctl_to_pppd(f, &seq) < 2 * 40);
+	/* a Set-Link-Info with the default map does not undo what LCP says */
+	gre_call_set_accm(f->c, 0xffffffff, 0xffffffff);
+	assert_true(ctl_to_pppd(f, &seq) < 2 * 40);
+	/* the peer renegotiates: back to escaping until LCP opens again */
+	lcp_conf(fr, 1, 1, 0);
+	peer_send(f->peer, LOCAL_ID, 1, seq++, 0, 0, fr, 14);
+	engine_in(f, 1000);
+	assert_true(ctl_to_pppd(f, &seq) >= 2 * 40);
+	lcp_conf(fr, 1, 9, 0x000a0000);
+	lcp_from_pppd(f, fr, 14);
+	lcp_conf(fr, 2, 9, 0x000a0000);
+	peer_send(f->peer, LOCAL_ID, 1, seq++, 0, 0, fr, 14);
+	engine_in(f, 1000);
+	lcp_from_pppd(f, ipcp, sizeof(ipcp));
+	/* 0x01 is not in 0x000a0000: sent as is */
+	assert_true(ctl_to_pppd(f, &seq) < 2 * 40);
+	/* pppd terminates: the default again */
+	fr[4] = 5;
+	lcp_from_pppd(f, fr, 14);
+	assert_true(ctl_to_pppd(f, &seq) >= 2 * 40);
+}
+
+/* Frames pppd writes across reads reach the peer whole (the decoder
+ * writes into transmit slots and takes a frame in progress home). */
+static void test_engine_frame_split_across_reads(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t fr[1400], b[3 * HDLC_ENCODED_MAX(1400)], buf[4096];
+	struct gre_packet p;
+	size_t n = 0, cut;
+	int got = 0;
+
+	NEED_ENGINE(f);
+	for (size_t i = 0; i < sizeof(fr); i++)
+		fr[i] = (uint8_t)(i * 7 + 3);
+	fr[0] = 0xff;
+	fr[1] = 0x03;
+	for (int i = 0; i < 3; i++)
+		n += hdlc_encode(fr, sizeof(fr), 0xffffffff, b + n,
+		    HDLC_ENCODED_MAX(sizeof(fr)));
+	cut = n / 2;
+	assert_int_equal(write(f->ppp, b, cut), (ssize_t)cut);
+	gre_call_pty_input(f->c, 1000);
+	/* traffic the other way reuses the slots in between */
+	peer_data(f, 0, 0x11, 100);
+	engine_in(f, 1000);
+	assert_int_equal(write(f->ppp, b + cut, n - cut), (ssize_t)(n - cut));
+	gre_call_pty_input(f->c, 1000);
+	while (peer_recv(f, &p, buf, sizeof(buf))) {
+		if (!p.has_seq)
+			continue;
+		assert_int_equal(p.payload_len, sizeof(fr));
+		assert_memory_equal(p.payload, fr, sizeof(fr));
+		got++;
+	}
+	assert_int_equal(got, 3);
+}
+
 static void test_engine_many_frames_one_read(void **state)
 {
 	struct fixture *f = *state;
@@ -974,6 +1099,8 @@ int main(void)
 		E(test_engine_pty_eof),
 		E(test_engine_real_pty_eio),
 		E(test_engine_accm),
+		E(test_engine_lcp_accm),
+		E(test_engine_frame_split_across_reads),
 		E(test_engine_many_frames_one_read),
 		E(test_engine_icmp_error_keeps_calls),
 	};

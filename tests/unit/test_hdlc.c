@@ -500,6 +500,48 @@ static void test_decode_unescaped_control_kept(void **state)
 	assert_memory_equal(sink.data[0], f, sizeof(f));
 }
 
+/* Output moved to the caller's buffer mid-frame and from the callback:
+ * every frame is whole, delivered from where it was put. */
+static uint8_t ext[2][HDLC_MAX_FRAME];
+static int flip;
+
+static void collect_and_move(void *arg, const uint8_t *f, size_t len)
+{
+	struct hdlc_decoder *d = arg;
+
+	assert_ptr_equal(f, ext[flip]);
+	memcpy(sink.data[sink.n], f, len);
+	sink.len[sink.n++] = len;
+	flip ^= 1;
+	hdlc_decoder_set_output(d, ext[flip]);
+}
+
+static void test_decode_set_output(void **state)
+{
+	uint8_t fr[300], enc[3 * HDLC_ENCODED_MAX(300)];
+	struct hdlc_decoder d;
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fr); i++)
+		fr[i] = (uint8_t)(i * 13);
+	for (int i = 0; i < 3; i++)
+		n += hdlc_encode(fr, sizeof(fr), 0xffffffff, enc + n,
+		    HDLC_ENCODED_MAX(sizeof(fr)));
+	hdlc_decoder_init(&d);
+	hdlc_decode(&d, enc, 100, collect_and_move, &d);
+	flip = 0;
+	hdlc_decoder_set_output(&d, ext[0]);   /* partial frame moves */
+	hdlc_decode(&d, enc + 100, n - 100 - 50, collect_and_move, &d);
+	hdlc_decoder_set_output(&d, NULL);     /* and home again */
+	hdlc_decode(&d, enc + n - 50, 50, collect, &sink);
+	assert_int_equal(sink.n, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sink.len[i], sizeof(fr));
+		assert_memory_equal(sink.data[i], fr, sizeof(fr));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +567,7 @@ int main(void)
 		cmocka_unit_test_setup(test_decode_abort_sequence, setup),
 		cmocka_unit_test_setup(test_decode_escaped_escape, setup),
 		cmocka_unit_test_setup(test_decode_unescaped_control_kept, setup),
+		cmocka_unit_test_setup(test_decode_set_output, setup),
 	};
 
 	return cmocka_run_group_tests_name("hdlc", tests, NULL, NULL);

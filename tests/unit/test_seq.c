@@ -663,6 +663,56 @@ static void test_storage_is_lazy(void **state)
 		assert_null(rx.slot[i].data);
 }
 
+/* Reorder buffers come from the engine's pool and go back to it: a second
+ * episode takes no memory from malloc, an idle call holds none, and the
+ * pool keeps no more than its cap. */
+static void test_storage_pool(void **state)
+{
+	struct seq_pool pool;
+	struct seq_rx rx2;
+	uint8_t *first, *second, *got;
+
+	(void)state;
+	seq_pool_init(&pool, 3);
+	seq_rx_set_pool(&rx, &pool);
+	feed(0);
+	feed(2);
+	feed(3);
+	assert_int_equal(rx.storage, 2);
+	assert_int_equal(pool.mallocs, 2);
+	first = rx.slot[2 % SEQ_REORDER_SLOTS].data;
+	second = rx.slot[3 % SEQ_REORDER_SLOTS].data;
+	feed(1);
+	assert_int_equal(rx.storage, 0);
+	assert_int_equal(pool.idle, 2);
+	/* another call's episode reuses them */
+	seq_rx_init(&rx2);
+	seq_rx_set_pool(&rx2, &pool);
+	assert_int_equal(seq_rx_input(&rx2, 10, (const uint8_t *)"abcd", 4, 0),
+	    SEQ_DELIVER);
+	assert_int_equal(seq_rx_input(&rx2, 12, (const uint8_t *)"efgh", 4, 0),
+	    SEQ_HELD);
+	assert_int_equal(pool.mallocs, 2);
+	assert_int_equal(pool.idle, 1);
+	got = rx2.slot[12 % SEQ_REORDER_SLOTS].data;
+	assert_true(got == first || got == second);
+	seq_rx_free(&rx2);
+	assert_int_equal(pool.idle, 2);
+	/* more than the cap held: the excess is freed when given back */
+	for (uint32_t s = 6; s < 12; s++)
+		feed(s);
+	assert_int_equal(rx.storage, 6);
+	assert_int_equal(pool.mallocs, 6);
+	feed(4);
+	feed(5);
+	assert_int_equal(rx.storage, 0);
+	assert_int_equal(pool.idle, 3);
+	seq_pool_drain(&pool);
+	assert_int_equal(pool.idle, 0);
+	assert_null(pool.free_list);
+	seq_rx_set_pool(&rx, NULL);
+}
+
 static void test_seq_before_wraps(void **state)
 {
 	(void)state;
@@ -785,6 +835,7 @@ int main(void)
 		T(test_far_run_believed_once_quiet),
 		T(test_no_room),
 		T(test_storage_is_lazy),
+		T(test_storage_pool),
 		T(test_seq_before_wraps),
 		T(test_wrap_reorder_and_duplicates),
 		T(test_wrap_gap_expiry),
