@@ -28,8 +28,9 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 endif
 ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -Icommon -Igre -Ipptpd -Iplugin -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
-# The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c).
-LIBS     := -lmicrohttpd -lsystemd
+# The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c);
+# MD5 and HMAC-MD5 for RADIUS Disconnect-Requests (pptpd/radius.c).
+LIBS     := -lmicrohttpd -lsystemd -lcrypto
 
 # common/: byte order, rate limiting, timer lists, string cleaning; used by
 # the engine, the daemon and the plugin alike, and depends on neither.

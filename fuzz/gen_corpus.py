@@ -227,3 +227,51 @@ for name, data in engine_bounds.items():
               "wb") as f:
         f.write(data)
 print("wrote %d engine bound seeds" % len(engine_bounds))
+
+# fuzz_dae: flags byte (bit 0: the harness signs the packet), then one
+# RADIUS datagram as radclient would send it to UDP 3799, or broken.
+
+
+def radius(code, ident, attrs, length=None, auth=b"\0" * 16, pad=b""):
+    body = b"".join(bytes([t, len(v) + 2]) + v for t, v in attrs)
+    n = 20 + len(body) if length is None else length
+    return struct.pack("!BBH", code, ident, n) + auth + body + pad
+
+
+USER, FRAMED_IP, SID, NAS_IP, NAS_ID = 1, 8, 44, 4, 32
+PROXY, TS, MSGAUTH, ERRC = 33, 55, 80, 101
+alice = (USER, b"alice")
+dae_seeds = {
+    "user": (1, radius(40, 1, [alice])),
+    "all-ids": (1, radius(40, 2, [alice, (FRAMED_IP, bytes([198, 19, 0, 10])),
+                                  (SID, b"6571A3F0123400"),
+                                  (NAS_IP, bytes([198, 18, 0, 1])),
+                                  (NAS_ID, b"pptp1"), (TS, b"\x65\0\0\1")])),
+    "msgauth": (1, radius(40, 3, [alice, (MSGAUTH, b"\0" * 16)])),
+    "proxy-states": (1, radius(40, 4, [alice, (PROXY, b"\1\2"),
+                                       (PROXY, b"x" * 253)])),
+    "coa": (1, radius(43, 5, [alice])),
+    "unsupported": (1, radius(40, 6, [alice, (5, b"\0\0\0\1"), (26, b"\0" * 8)])),
+    "missing": (1, radius(40, 7, [(NAS_ID, b"pptp1")])),
+    "twice": (1, radius(40, 8, [alice, (USER, b"bob")])),
+    "bad-values": (1, radius(40, 9, [(FRAMED_IP, b"\1\2\3"), (USER, b""),
+                                     (TS, b"\1")])),
+    "unsigned": (0, radius(40, 10, [alice])),
+    "padding": (1, radius(40, 11, [alice], pad=b"\xee" * 7)),
+    "len-short": (0, radius(40, 12, [alice], length=19)),
+    "len-long": (0, radius(40, 13, [alice], length=4097)),
+    "len-past": (0, radius(40, 14, [alice], length=40)),
+    "attr-len0": (0, radius(40, 15, []) + b"\x01\x00"),
+    "attr-len1": (0, radius(40, 16, [], length=22) + b"\x01\x01"),
+    "attr-past": (0, radius(40, 17, [], length=25) + b"\x01\x09abc"),
+    "two-msgauth": (1, radius(40, 18, [(MSGAUTH, b"\0" * 16),
+                                       (MSGAUTH, b"\0" * 16)])),
+    "header-only": (0, b"\x28\x01\x00"),
+    "largest": (1, radius(40, 19, [(PROXY, b"p" * 253)] * 15 +
+                          [(PROXY, b"q" * 249)])),
+}
+os.makedirs(os.path.join(here, "corpus", "dae"), exist_ok=True)
+for name, (flags, pkt) in dae_seeds.items():
+    with open(os.path.join(here, "corpus", "dae", "seed-" + name), "wb") as f:
+        f.write(bytes([flags]) + pkt)
+print("wrote %d dae seeds" % len(dae_seeds))

@@ -57,6 +57,11 @@
  *                          peer-dead, idle, connect-time, ... (see report.c)
  *       up=0|1             whether an `up` was ever reported
  *
+ *   Any event may also carry (opt) acct_session_id=ID: the Acct-Session-Id
+ *   pppd's radius.so sent for this session, exactly as sent; pptpd keeps
+ *   the last non-empty one and finds the session by it when a RADIUS
+ *   Disconnect-Request names it (pptpd/dae.c).
+ *
  *   Counters are unsigned decimal (32-bit in pppd 2.4.9: they wrap after
  *   4 GiB; receivers should parse them as 64-bit).
  *

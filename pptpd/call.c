@@ -666,5 +666,10 @@ call_report(struct server *s, const char *data, size_t len, pid_t pid)
 	 * the peer chose. They are logged, so only printable ASCII stays. */
 	for (size_t i = 0; i < m.n; i++)
 		str_clean_inplace((char *)m.f[i].value);
+	/* Any event may carry it (the plugin knows it once radius.so has
+	 * sent its Accounting-Start); a later one replaces it. */
+	const char *sid = report_get(&m, "acct_session_id");
+	if (sid != NULL && sid[0] != '\0')
+		snprintf(c->acct_session_id, sizeof(c->acct_session_id), "%s", sid);
 	call_log_session(c, &m);
 }

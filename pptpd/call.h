@@ -66,6 +66,10 @@ struct call {
 	int               stateless;    /* MPPE stateless: 1, stateful: 0, -1 unknown */
 	char              tunnel[16];   /* the peer's tunnel address pppd reported */
 	char              exit_reason[32];
+	/* The Acct-Session-Id pppd's radius.so sends for this session, when
+	 * the plugin reports one (key acct_session_id): a Disconnect-Request
+	 * may name the session by it (dae.c). "" unknown. */
+	char              acct_session_id[64];
 	uint64_t          up_ms;
 };
 

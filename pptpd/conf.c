@@ -5,6 +5,7 @@
  * original only when the whole file (and the address pool it describes) is
  * valid: a bad edit followed by a reload must not leave half a config. */
 #include "conf.h"
+#include "dae_clients.h"
 #include "pool.h"
 #include "strclean.h"
 
@@ -27,6 +28,8 @@ enum kind {
 	K_SPEED,        /* decimal in [min, max], kept as a string */
 	K_ADDR,         /* dotted IPv4 */
 	K_ADDR_PORT,    /* dotted IPv4, ':', port 1..65535 (sockaddr_in) */
+	K_ADDR_OPTPORT, /* the same, ":PORT" optional: CONF_DEFAULT_DAE_PORT
+	                 * (radius-dae-listen is the one key of this kind) */
 	K_FLAG,         /* no value */
 	K_ENUM,         /* one of names[]; the index is stored as an int */
 	K_IGNORED,      /* Poptop key we do not implement: one value */
@@ -80,6 +83,8 @@ static const struct key keys[] = {
 	{ "metrics-listen", K_ADDR_PORT, F(metrics_listen), 1, 65535, NULL },
 	{ "metrics-per-session", K_FLAG, F(metrics_per_session), 0, 0, NULL },
 	{ "datapath",    K_ENUM,  F(datapath),    0, 0, NULL },
+	{ "radius-dae-listen", K_ADDR_OPTPORT, F(dae_listen), 1, 65535, NULL },
+	{ "radius-dae-clients", K_PATH, F(dae_clients_file), 0, 0, NULL },
 	{ "bcrelay",     K_IGNORED, 0, 0, 0,
 	  "broadcasts are not relayed to clients" },
 	{ "delegate",    K_IGNORED_FLAG, 0, 0, 0,
@@ -195,21 +200,26 @@ set_number(struct loader *ld, const struct key *k, const char *val)
 	return set_str(field(ld->c, k), canon);
 }
 
-/* "192.0.2.1:9917": both parts required, the port in [min, max]. */
+/* "192.0.2.1:9917": both parts required, the port in [min, max]; for
+ * K_ADDR_OPTPORT "192.0.2.1" alone means CONF_DEFAULT_DAE_PORT. */
 static int
 set_addr_port(struct loader *ld, const struct key *k, const char *val)
 {
 	struct sockaddr_in *sin = field(ld->c, k);
 	const char *colon = strrchr(val, ':');
 	char addr[INET_ADDRSTRLEN], q[48];
-	long port;
+	long port = CONF_DEFAULT_DAE_PORT;
 	size_t alen = colon != NULL ? (size_t)(colon - val) : 0;
 
-	if (colon == NULL || alen == 0 || alen >= sizeof(addr) ||
-	    parse_number(colon + 1, k->min, k->max, &port) < 0) {
-		snprintf(ld->why, sizeof(ld->why), "bad ADDRESS:PORT '%s' for "
-		    "'%s' (IPv4 address, port %ld..%ld)", quote(q, sizeof(q), val),
-		    k->name, k->min, k->max);
+	if (colon == NULL && k->kind == K_ADDR_OPTPORT)
+		alen = strlen(val);
+	if ((colon == NULL && k->kind != K_ADDR_OPTPORT) || alen == 0 ||
+	    alen >= sizeof(addr) || (colon != NULL &&
+	    parse_number(colon + 1, k->min, k->max, &port) < 0)) {
+		snprintf(ld->why, sizeof(ld->why), "bad ADDRESS%s '%s' for "
+		    "'%s' (IPv4 address, port %ld..%ld)",
+		    k->kind == K_ADDR_OPTPORT ? "[:PORT]" : ":PORT",
+		    quote(q, sizeof(q), val), k->name, k->min, k->max);
 		return -1;
 	}
 	memcpy(addr, val, alen);
@@ -272,6 +282,7 @@ set_value(struct loader *ld, const struct key *k, const char *val)
 		}
 		return 0;
 	case K_ADDR_PORT:
+	case K_ADDR_OPTPORT:
 		return set_addr_port(ld, k, val);
 	case K_POOL:
 		if (pool_spec_count(val, perr, sizeof(perr)) < 0) {
@@ -483,6 +494,45 @@ check_plugin(struct loader *ld)
 	return 0;
 }
 
+/* The clients file is read with the configuration, so a bad line in it
+ * fails the start (exit status 2) or the reload, as a bad key would; the
+ * error names the key's line and the file's. */
+static int
+check_dae(struct loader *ld)
+{
+	struct conf *c = ld->c;
+	char err[CONF_ERR_LEN - sizeof("radius-dae-clients: ")];
+
+	if (c->dae_listen.sin_port != 0 && c->dae_clients_file == NULL) {
+		ld->line = seen_at(ld, "radius-dae-listen");
+		snprintf(ld->why, sizeof(ld->why), "'radius-dae-listen' needs "
+		    "'radius-dae-clients FILE' (who may send, with which secret)");
+		return -1;
+	}
+	if (c->dae_clients_file == NULL)
+		return 0;
+	if (c->dae_clients_file[0] != '/') {
+		/* Read again at every reload, when the daemon has long left
+		 * the directory it was started in. */
+		ld->line = seen_at(ld, "radius-dae-clients");
+		snprintf(ld->why, sizeof(ld->why), "'radius-dae-clients' needs an "
+		    "absolute path");
+		return -1;
+	}
+	if (dae_clients_load(c->dae_clients_file, &c->dae_clients, err,
+	    sizeof(err)) < 0) {
+		ld->line = seen_at(ld, "radius-dae-clients");
+		snprintf(ld->why, sizeof(ld->why), "radius-dae-clients: %s", err);
+		return -1;
+	}
+	if (c->dae_listen.sin_port == 0) {
+		ld->line = seen_at(ld, "radius-dae-clients");
+		add_warning(ld, "'radius-dae-clients' without 'radius-dae-listen': "
+		    "no Disconnect-Request is served");
+	}
+	return 0;
+}
+
 static void
 free_warnings(struct conf *c)
 {
@@ -504,6 +554,10 @@ conf_copy(struct conf *dst, const struct conf *src)
 	dst->nwarnings = 0;
 	dst->file = dst->option = dst->ppp = dst->pidfile = dst->speed = NULL;
 	dst->localip = dst->remoteip = dst->plugin = dst->peers = NULL;
+	dst->dae_clients_file = NULL;
+	dst->dae_clients = NULL;   /* read again from the file by conf_load */
+	rc |= src->dae_clients_file &&
+	    set_str(&dst->dae_clients_file, src->dae_clients_file);
 	rc |= src->plugin && set_str(&dst->plugin, src->plugin);
 	rc |= src->peers && set_str(&dst->peers, src->peers);
 	rc |= src->file && set_str(&dst->file, src->file);
@@ -556,7 +610,7 @@ conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 		goto out;
 	}
 	if (read_file(&ld, f) == 0 && check_pool(&ld) == 0 &&
-	    check_plugin(&ld) == 0)
+	    check_plugin(&ld) == 0 && check_dae(&ld) == 0)
 		rc = 0;
 out:
 	if (f != NULL)
@@ -586,6 +640,10 @@ conf_free(struct conf *c)
 	free(c->remoteip);
 	free(c->plugin);
 	free(c->peers);
+	free(c->dae_clients_file);
+	dae_clients_free(c->dae_clients);
+	c->dae_clients_file = NULL;
+	c->dae_clients = NULL;
 	free_warnings(c);
 	c->file = c->option = c->ppp = c->pidfile = c->speed = NULL;
 	c->localip = c->remoteip = c->plugin = c->peers = NULL;

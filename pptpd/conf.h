@@ -30,6 +30,10 @@
  * pppd on a pty; or the kernel's PPTP channel, which the plugin hands to
  * pppd; or the kernel's when its pptp module can be had, else the engine);
  * 'datapath kernel' with 'noplugin' is an error, like 'peers'.
+ * radius-dae-listen IPV4[:PORT] serves RFC 5176 Disconnect-Requests on
+ * that UDP address (port 3799 by default; off when not set) from the
+ * clients of radius-dae-clients FILE (dae_clients.h), which it needs;
+ * that file is read and checked with pptpd.conf.
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *
@@ -63,6 +67,7 @@
 #define CONF_DEFAULT_SETUPS_PER_CLIENT 8
 #define CONF_DEFAULT_CALL_RATE         10     /* calls/s from one address */
 #define CONF_DEFAULT_STOP_TIMEOUT      10     /* seconds */
+#define CONF_DEFAULT_DAE_PORT          3799   /* RFC 5176 */
 #define CONF_ERR_LEN             256
 #define CONF_LINE_MAX            4096   /* bytes per line, without newline */
 #define CONF_MAX_WARNINGS        32     /* further warnings are dropped */
@@ -76,6 +81,7 @@ enum conf_datapath {
 	CONF_DATAPATH_KERNEL,
 	CONF_DATAPATH_AUTO,
 };
+struct dae_clients;
 
 struct conf {
 	char          *file;          /* path it was read from */
@@ -104,6 +110,10 @@ struct conf {
 	struct sockaddr_in metrics_listen;
 	int            metrics_per_session;
 	int            datapath;      /* enum conf_datapath */
+	/* radius-dae-listen: sin_port 0 when not set (no RFC 5176 server). */
+	struct sockaddr_in dae_listen;
+	char          *dae_clients_file;
+	struct dae_clients *dae_clients;   /* read from it; NULL when not set */
 	/* Where each key was set (line number, 0 = default): lets a later
 	 * semantic error (e.g. the pool) point at file:line. */
 	int            line_localip, line_remoteip;

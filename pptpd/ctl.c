@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "call.h"
+#include "callsel.h"
 #include "ctl.h"
 #include "gre.h"
 #include "log.h"
@@ -358,29 +359,8 @@ enum ctl_kill_by { CTL_KILL_ID, CTL_KILL_USER, CTL_KILL_ADDRESS };
 struct ctl_kill {
 	enum ctl_kill_by by;
 	const char      *what;   /* as asked, for the log */
-	uint16_t         id;
-	struct in_addr   addr;
+	struct callsel   sel;    /* "address" is the client's or the tunnel's */
 };
-
-static int
-ctl_kill_matches(const struct ctl_kill *k, const struct call *c)
-{
-	struct in_addr tun;
-	switch (k->by) {
-	case CTL_KILL_ID:
-		return c->id == k->id;
-	case CTL_KILL_USER:
-		return strcmp(c->user, k->what) == 0;
-	case CTL_KILL_ADDRESS:
-		if (c->peer.s_addr == k->addr.s_addr ||
-		    (c->remote_ip.s_addr != INADDR_ANY &&
-		    c->remote_ip.s_addr == k->addr.s_addr))
-			return 1;
-		return inet_pton(AF_INET, c->tunnel, &tun) == 1 &&
-		    tun.s_addr == k->addr.s_addr;
-	}
-	return 0;
-}
 
 static const char *
 ctl_kill_parse(const char *arg, struct ctl_kill *k, const char **msg)
@@ -390,19 +370,25 @@ ctl_kill_parse(const char *arg, struct ctl_kill *k, const char **msg)
 	for (i = 0; i < sizeof(by) / sizeof(by[0]); i++)
 		if (strncmp(arg, by[i], strlen(by[i])) == 0)
 			break;
+	memset(&k->sel, 0, sizeof(k->sel));
 	k->by = (enum ctl_kill_by)i;
 	k->what = arg + (i < 3 ? strlen(by[i]) : 0);
 	if (i == 3)
 		*msg = "kill: say 'id ID', 'user NAME' or 'address ADDR'";
-	else if (k->by == CTL_KILL_ID && ctl_parse_id(k->what, &k->id) < 0)
+	else if (k->by == CTL_KILL_ID && ctl_parse_id(k->what, &k->sel.id) < 0)
 		*msg = "kill: a Call ID is a number from 1 to 65535";
 	else if (k->by == CTL_KILL_USER && (k->what[0] == '\0' ||
 	    strcmp(k->what, "-") == 0))
 		*msg = "kill: no user name";
-	else if (k->by == CTL_KILL_ADDRESS && inet_pton(AF_INET, k->what, &k->addr) != 1)
+	else if (k->by == CTL_KILL_ADDRESS &&
+	    inet_pton(AF_INET, k->what, &k->sel.addr) != 1)
 		*msg = "kill: not an IPv4 address";
-	else
+	else {
+		k->sel.by_id = k->by == CTL_KILL_ID;
+		k->sel.user = k->by == CTL_KILL_USER ? k->what : NULL;
+		k->sel.by_addr = k->by == CTL_KILL_ADDRESS;
 		return NULL;
+	}
 	return CTL_ERR_USAGE;
 }
 
@@ -425,9 +411,7 @@ ctl_cmd_kill(struct ctl_conn *cc, struct ctl_out *o, const char *arg,
 		return code;
 	snprintf(reason, sizeof(reason), "hung up by pptpctl (uid %u pid %d)",
 	    (unsigned)cc->uid, (int)cc->pid);
-	TAILQ_FOREACH(c, &s->calls, s_entry) {
-		if (!call_is_live(c) || !ctl_kill_matches(&k, c))
-			continue;
+	for (c = NULL; (c = callsel_next(&k.sel, s, c)) != NULL; ) {
 		n++;
 		if (c->state == CALL_HANGUP) {
 			out_printf(o, "%u/%u user %s: already hanging up\n", c->id,

@@ -16,6 +16,7 @@
 #include "client.h"
 #include "ctrl.h"
 #include "datapath.h"
+#include "dae.h"
 #include "gre.h"
 #include "msg.h"
 #include "pool.h"
@@ -328,6 +329,9 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	if (conf->metrics_listen.sin_port != 0 &&
 	    (s->metrics = metrics_new(s, &conf->metrics_listen, err, errlen)) == NULL)
 		goto fail;
+	if (conf->dae_listen.sin_port != 0 &&
+	    (s->dae = dae_new(s, &conf->dae_listen, err, errlen)) == NULL)
+		goto fail;
 	return s;
 fail:
 	server_free(s);
@@ -473,6 +477,7 @@ server_free(struct server *s)
 	if (s == NULL)
 		return;
 	metrics_free(s->metrics);
+	dae_free(s->dae);
 	notify_free(s);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
@@ -539,6 +544,9 @@ server_restart_key(const struct conf *a, const struct conf *b)
 	if (a->metrics_listen.sin_addr.s_addr != b->metrics_listen.sin_addr.s_addr ||
 	    a->metrics_listen.sin_port != b->metrics_listen.sin_port)
 		return "metrics-listen";
+	if (a->dae_listen.sin_addr.s_addr != b->dae_listen.sin_addr.s_addr ||
+	    a->dae_listen.sin_port != b->dae_listen.sin_port)
+		return "radius-dae-listen";
 	if (a->noplugin != b->noplugin)
 		return "noplugin";
 	if (a->datapath != b->datapath)   /* chosen (and logged) at startup */
@@ -599,6 +607,8 @@ server_log_changes(const struct conf *a, const struct conf *b)
 	log_change_int("logwtmp", a->logwtmp, b->logwtmp, &n);
 	log_change_str("plugin", a->plugin, b->plugin, &n);
 	log_change_str("peers", a->peers, b->peers, &n);
+	log_change_str("radius-dae-clients", a->dae_clients_file,
+	    b->dae_clients_file, &n);
 	log_change_int("metrics-per-session", a->metrics_per_session,
 	    b->metrics_per_session, &n);
 	if (n == 0)

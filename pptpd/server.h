@@ -22,6 +22,7 @@ struct pool;
 struct clients;
 struct gre_engine;
 struct gre_stats;
+struct dae;
 
 /* Call IDs are 16 bits: one bit each, taken until pppd is reaped. */
 #define SERVER_CALL_ID_WORDS (65536 / 64)
@@ -57,6 +58,7 @@ struct server {
 	struct ratelimit   rl_call;    /* calls started and ended */
 	struct metrics_counts counts;  /* for the metrics (metrics.h) */
 	struct metrics    *metrics;    /* the HTTP endpoint; NULL when off */
+	struct dae        *dae;        /* RFC 5176 Disconnect-Requests; NULL when off */
 	struct notify      notify;     /* systemd (notify.h) */
 	/* SIGHUP and `pptpctl reload`: main.c reads the files, then calls
 	 * server_reload(). 0, or -1 with err set ("file:line: reason"). */

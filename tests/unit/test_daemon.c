@@ -29,8 +29,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <openssl/evp.h>
+
+#include "log.h"
 #include "msg.h"
 #include "packet.h"
+#include "radius.h"
 
 #define DAEMON      "pptpd/pptpd"
 #define FAKE_PPPD   "tests/fixtures/fake-pppd"
@@ -908,6 +912,7 @@ teardown_quiet(void **state)
 	unsetenv("FAKE_PPPD_UP_USER");
 	unsetenv("LD_PRELOAD");
 	unsetenv("FAKE_PPPD_USERS");
+	unsetenv("FAKE_PPPD_ACCT");
 	return teardown(state);
 }
 
@@ -1271,11 +1276,12 @@ pns_start_from(const char *src)
 /* Two sessions from two client addresses: alice from 127.0.0.1, bob from
  * 127.0.0.2 (the stand-in pppd reports them "up" as the plugin would). */
 static void
-ctl_two_sessions(int *s1, int *s2, uint16_t *id1, uint16_t *id2)
+two_sessions_conf(const char *extra, int *s1, int *s2, uint16_t *id1,
+    uint16_t *id2)
 {
 	struct pptp_msg r;
 	setenv("FAKE_PPPD_USERS", "127.0.0.1=alice 127.0.0.2=bob", 1);
-	daemon_start("");
+	daemon_start(extra);
 	*s1 = pns_start_from("127.0.0.1");
 	pns_call(*s1, 11, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
@@ -1287,6 +1293,12 @@ ctl_two_sessions(int *s1, int *s2, uint16_t *id1, uint16_t *id2)
 	for (int i = 0; i < 300 && log_count("session start: call") < 2; i++)
 		usleep(10000);
 	assert_int_equal(log_count("session start: call"), 2);
+}
+
+static void
+ctl_two_sessions(int *s1, int *s2, uint16_t *id1, uint16_t *id2)
+{
+	two_sessions_conf("", s1, s2, id1, id2);
 }
 
 static void
@@ -2129,6 +2141,344 @@ test_ctl_reload(void **state)
 	close(s1);
 }
 
+/* ---- issue 11: RFC 5176 Disconnect-Requests on UDP */
+
+#define DAE_PORT    3799
+#define DAE_SECRET  "s3cret"
+
+/* A Disconnect-Request (or `code`) with these attributes, signed with
+ * `secret`: each attribute is TYPE, LENGTH of the value, the value. */
+struct dae_req {
+	uint8_t b[RADIUS_MAX_LEN];
+	size_t  len;
+};
+
+static void
+dae_req_new(struct dae_req *r, uint8_t code, uint8_t id)
+{
+	memset(r, 0, sizeof(*r));
+	r->b[0] = code;
+	r->b[1] = id;
+	r->len = RADIUS_HDR_LEN;
+}
+
+static void
+dae_req_attr(struct dae_req *r, uint8_t type, const void *v, size_t len)
+{
+	r->b[r->len] = type;
+	r->b[r->len + 1] = (uint8_t)(len + 2);
+	memcpy(r->b + r->len + 2, v, len);
+	r->len += len + 2;
+}
+
+static void
+dae_req_sign(struct dae_req *r, const char *secret)
+{
+	r->b[2] = (uint8_t)(r->len >> 8);
+	r->b[3] = (uint8_t)r->len;
+	assert_int_equal(radius_request_auth(r->b, r->len, secret, strlen(secret),
+	    r->b + RADIUS_AUTH_OFF), 0);
+}
+
+static int
+dae_socket(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(DAE_PORT) };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	assert_int_equal(connect(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return s;
+}
+
+/* Send `r`; the answer's length, or -1 when none came within `ms`. */
+static ssize_t
+dae_ask(int s, const struct dae_req *r, uint8_t *ans, int ms)
+{
+	assert_int_equal(send(s, r->b, r->len, 0), (ssize_t)r->len);
+	struct pollfd p = { .fd = s, .events = POLLIN };
+	if (poll(&p, 1, ms) <= 0)
+		return -1;
+	return recv(s, ans, RADIUS_MAX_LEN, 0);
+}
+
+/* The answer is `code` for `r`, its Response Authenticator right for the
+ * secret, with Error-Cause `cause` (0: none). */
+static void
+dae_expect(const struct dae_req *r, const uint8_t *ans, ssize_t n,
+    uint8_t code, uint32_t cause)
+{
+	assert_true(n >= RADIUS_HDR_LEN);
+	assert_int_equal(ans[0], code);
+	assert_int_equal(ans[1], r->b[1]);
+	assert_int_equal(ans[2] << 8 | ans[3], n);
+	uint8_t copy[RADIUS_MAX_LEN], want[16];
+	memcpy(copy, ans, (size_t)n);
+	memcpy(copy + RADIUS_AUTH_OFF, r->b + RADIUS_AUTH_OFF, RADIUS_AUTH_LEN);
+	/* MD5(Code+Id+Length+RequestAuth+Attributes+Secret), computed
+	 * here apart from the daemon's code */
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned int wl;
+	EVP_DigestInit_ex(ctx, EVP_md5(), NULL);
+	EVP_DigestUpdate(ctx, copy, (size_t)n);
+	EVP_DigestUpdate(ctx, DAE_SECRET, strlen(DAE_SECRET));
+	EVP_DigestFinal_ex(ctx, want, &wl);
+	EVP_MD_CTX_free(ctx);
+	assert_memory_equal(ans + RADIUS_AUTH_OFF, want, 16);
+	if (cause == 0) {
+		assert_int_equal(n, RADIUS_HDR_LEN);
+		return;
+	}
+	assert_int_equal(n, RADIUS_HDR_LEN + 6);
+	assert_int_equal(ans[20], RADIUS_ERROR_CAUSE);
+	assert_int_equal(ans[21], 6);
+	assert_int_equal((uint32_t)ans[22] << 24 | (uint32_t)ans[23] << 16 |
+	    (uint32_t)ans[24] << 8 | ans[25], cause);
+}
+
+static const char *
+dae_conf(void)
+{
+	static char extra[PATH_MAX + 128];
+	char path[PATH_MAX];
+	write_file("dae-clients", "# the RADIUS server\n127.0.0.1 " DAE_SECRET "\n");
+	snprintf(path, sizeof(path), "%s/dae-clients", tmpdir);
+	assert_int_equal(chmod(path, 0600), 0);
+	snprintf(extra, sizeof(extra), "radius-dae-listen 127.0.0.1\n"
+	    "radius-dae-clients %s\n", path);
+	return extra;
+}
+
+/* Alice is hung up by name: Disconnect-ACK, a CDN to her connection, her
+ * address back in the pool; bob's session is untouched. A retransmission
+ * gets the same ACK and hangs up nothing more; an unknown user a NAK 503;
+ * bob then goes by his Acct-Session-Id. */
+static void
+test_dae_disconnect(void **state)
+{
+	int s1, s2, u;
+	uint16_t a, b;
+	struct pptp_msg m;
+	struct dae_req r;
+	uint8_t ans[RADIUS_MAX_LEN], first[RADIUS_MAX_LEN];
+	ssize_t n;
+
+	setenv("FAKE_PPPD_ACCT", "1", 1);
+	two_sessions_conf(dae_conf(), &s1, &s2, &a, &b);
+	assert_true(log_contains("dae: serving RFC 5176 Disconnect-Requests on "
+	    "127.0.0.1:3799"));
+	u = dae_socket();
+
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 1);
+	dae_req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_ACK, 0);
+	memcpy(first, ans, (size_t)n);
+	assert_int_equal(pns_expect(s1, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, a);
+	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
+	assert_true(log_contains("user alice hung up"));
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(pptpctl("status"), 0);
+		if (ctl_out_has("pool:        1 of 2 free"))
+			break;
+		usleep(10000);
+	}
+	assert_true(ctl_out_contains("calls:       1 (setup 0, up 1, hangup 0, ending 0)"));
+	assert_int_equal(pptpctl("sessions"), 0);
+	assert_true(ctl_out_contains("%u/22 user bob", b));
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 3;
+	pns_send(s2, &m);
+	assert_int_equal(pns_recv(s2, &m, REPLY_MS), 0);
+	assert_int_equal(m.type, PPTP_ECHORP);
+
+	/* the same request again: the first answer (alice is gone, so a
+	 * request served anew would be a NAK 503), nothing hung up */
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	assert_int_equal(n, RADIUS_HDR_LEN);
+	assert_memory_equal(ans, first, RADIUS_HDR_LEN);
+	assert_true(log_contains("a retransmission, answered again"));
+	assert_int_equal(log_count("user alice hung up"), 1);
+
+	/* nobody of that name, a Framed-IP-Address nobody has, or both
+	 * facts of two different sessions: NAK 503 */
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 2);
+	dae_req_attr(&r, RADIUS_USER_NAME, "nobody", 6);
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_NAK, RADIUS_ERR_SESSION_NOT_FOUND);
+	static const uint8_t nowhere[4] = { 198, 19, 0, 99 };
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 3);
+	dae_req_attr(&r, RADIUS_FRAMED_IP_ADDRESS, nowhere, 4);
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_NAK, RADIUS_ERR_SESSION_NOT_FOUND);
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 4);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_attr(&r, RADIUS_ACCT_SESSION_ID, "S-alice", 7);
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_NAK, RADIUS_ERR_SESSION_NOT_FOUND);
+	/* no session attribute: 402; one we do not serve (NAS-Port): 401 */
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 5);
+	dae_req_attr(&r, RADIUS_NAS_IDENTIFIER, "pptpd", 5);
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_NAK, RADIUS_ERR_MISSING_ATTRIBUTE);
+	static const uint8_t port[4] = { 0, 0, 0, 1 };
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 6);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_attr(&r, 5, port, 4);
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_NAK, RADIUS_ERR_UNSUPPORTED_ATTRIBUTE);
+	/* a CoA-Request: CoA-NAK 405 */
+	dae_req_new(&r, RADIUS_COA_REQUEST, 7);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_COA_NAK, RADIUS_ERR_UNSUPPORTED_SERVICE);
+	/* a wrong secret, and a replayed Event-Timestamp: no answer */
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 8);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_sign(&r, "wrong");
+	assert_int_equal(dae_ask(u, &r, ans, 500), -1);
+	assert_true(log_contains("dae: Disconnect-Request from 127.0.0.1:"));
+	assert_true(log_contains("dropped: bad authenticator (wrong secret?)"));
+	uint8_t ts[4];
+	uint32_t old = (uint32_t)time(NULL) - 3600;
+	ts[0] = (uint8_t)(old >> 24); ts[1] = (uint8_t)(old >> 16);
+	ts[2] = (uint8_t)(old >> 8); ts[3] = (uint8_t)old;
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 9);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_attr(&r, RADIUS_EVENT_TIMESTAMP, ts, 4);
+	dae_req_sign(&r, DAE_SECRET);
+	assert_int_equal(dae_ask(u, &r, ans, 500), -1);
+	assert_true(log_contains("dropped: Event-Timestamp outside the replay window"));
+	/* bob is still there */
+	assert_int_equal(pptpctl("sessions"), 0);
+	assert_true(ctl_out_contains("%u/22 user bob", b));
+
+	/* by the Acct-Session-Id the plugin reported, and his tunnel
+	 * address: both facts are his */
+	static const uint8_t bob_ip[4] = { 198, 19, 0, 11 };
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 10);
+	dae_req_attr(&r, RADIUS_ACCT_SESSION_ID, "S-bob", 5);
+	dae_req_attr(&r, RADIUS_FRAMED_IP_ADDRESS, bob_ip, 4);
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_ACK, 0);
+	assert_int_equal(pns_expect(s2, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, b);
+	close(u);
+	close(s1);
+	close(s2);
+}
+
+/* 1000 bad datagrams (wrong secret, garbage, cut short, from a stranger's
+ * address): no answer, a handful of log lines, and the daemon still
+ * serves a good request and its sessions. */
+static void
+test_dae_flood(void **state)
+{
+	int s1, s2, u;
+	uint16_t a, b;
+	struct dae_req r;
+	uint8_t ans[RADIUS_MAX_LEN];
+
+	two_sessions_conf(dae_conf(), &s1, &s2, &a, &b);
+	int before = log_lines();
+	u = dae_socket();
+	/* a stranger: 127.0.0.3 is on lo but not a client */
+	int st = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in from = { .sin_family = AF_INET }, to = from;
+	inet_pton(AF_INET, "127.0.0.3", &from.sin_addr);
+	inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+	to.sin_port = htons(DAE_PORT);
+	assert_int_equal(bind(st, (struct sockaddr *)&from, sizeof(from)), 0);
+	srand(11);
+	for (int i = 0; i < 1000; i++) {
+		dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, (uint8_t)i);
+		dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+		switch (i % 4) {
+		case 0:
+			dae_req_sign(&r, "wrong");
+			break;
+		case 1:
+			for (size_t k = 0; k < r.len; k++)
+				r.b[k] = (uint8_t)rand();
+			break;
+		case 2:
+			dae_req_sign(&r, DAE_SECRET);
+			r.len -= 1 + (size_t)i % 5;   /* cut short */
+			break;
+		case 3:
+			dae_req_sign(&r, DAE_SECRET);
+			sendto(st, r.b, r.len, 0, (struct sockaddr *)&to, sizeof(to));
+			continue;
+		}
+		send(u, r.b, r.len, 0);
+		if (i % 100 == 99)
+			usleep(1000);   /* within the socket's buffer, mostly */
+	}
+	struct pollfd p = { .fd = u, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 300), 0);   /* nothing answered */
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 77);
+	dae_req_attr(&r, RADIUS_USER_NAME, "nobody", 6);
+	dae_req_sign(&r, DAE_SECRET);
+	ssize_t n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_NAK, RADIUS_ERR_SESSION_NOT_FOUND);
+	int lines = log_lines() - before;
+	print_message("flood of 1000: %d log lines\n", lines);
+	assert_true(log_count(" dropped: ") >= 1);
+	assert_true(lines <= 3 * LOG_RL_BURST);
+	assert_int_equal(pptpctl("status"), 0);
+	assert_true(ctl_out_contains("calls:       2 (setup 0, up 2, hangup 0, ending 0)"));
+	close(st);
+	close(u);
+	close(s1);
+	close(s2);
+}
+
+/* FreeRADIUS's own client: what an operator (and the RADIUS e2e test in
+ * the VM) runs. */
+static void
+test_dae_radclient(void **state)
+{
+	int s1, s2;
+	uint16_t a, b;
+	struct pptp_msg m;
+	char cmd[PATH_MAX + 256];
+
+	two_sessions_conf(dae_conf(), &s1, &s2, &a, &b);
+	snprintf(cmd, sizeof(cmd), "echo 'User-Name = alice' | timeout 20 "
+	    "radclient -r 1 -t 3 127.0.0.1:%d disconnect " DAE_SECRET
+	    " >%s/radclient.out 2>&1", DAE_PORT, tmpdir);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd), "cat %s/radclient.out >&2", tmpdir);
+		(void)system(cmd);
+		fail_msg("radclient disconnect alice failed");
+	}
+	snprintf(cmd, sizeof(cmd), "%s/radclient.out", tmpdir);
+	assert_true(file_contains(cmd, "Received Disconnect-ACK"));
+	assert_int_equal(pns_expect(s1, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, a);
+	/* a NAK with its Error-Cause, with a Message-Authenticator both
+	 * ways (radclient checks the one in the answer) */
+	snprintf(cmd, sizeof(cmd), "echo 'User-Name = nobody, "
+	    "Message-Authenticator = 0x00' | timeout 20 radclient -x -r 1 -t 3 "
+	    "127.0.0.1:%d disconnect " DAE_SECRET " >%s/radclient.out 2>&1",
+	    DAE_PORT, tmpdir);
+	(void)system(cmd);
+	snprintf(cmd, sizeof(cmd), "%s/radclient.out", tmpdir);
+	assert_true(file_contains(cmd, "Received Disconnect-NAK"));
+	assert_true(file_contains(cmd, "Error-Cause = Session-Context-Not-Found"));
+	assert_true(file_contains(cmd, "Message-Authenticator = 0x"));
+	close(s1);
+	close(s2);
+}
+
 /* Without NOTIFY_SOCKET nothing is sent and the daemon runs as before
  * (every other test). */
 
@@ -2191,6 +2541,9 @@ main(void)
 		cmocka_unit_test_teardown(test_reload_pool_and_limit, teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_refused, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_reload, teardown_quiet),
+		cmocka_unit_test_teardown(test_dae_disconnect, teardown_quiet),
+		cmocka_unit_test_teardown(test_dae_flood, teardown_quiet),
+		cmocka_unit_test_teardown(test_dae_radclient, teardown_quiet),
 	};
 	int rc = cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
 	char cmd[PATH_MAX + 16];
