@@ -71,6 +71,19 @@ timeline() {
 		$1 = sprintf("%7.3f", $1 - t0); print "#   " $0 }' "$wire"
 }
 
+# resent T0 T1: LCP Configure-Requests sent again (same call, same id)
+# between two stamps, "server N client M": each is a lost request and a
+# restart timer waited out.
+resent() {
+	awk -v t0="$1" -v t1="$2" -v srv="$SERVER_IP" '
+		$1 >= t0 && $1 <= t1 && $7 == "LCP" && $8 == "ConfReq" {
+			split($2, ends, ">")
+			if (seen[$2 " " $4 " " $9]++)
+				n[ends[1] == srv ? "server" : "client"]++
+		}
+		END { printf "server %d client %d", n["server"], n["client"] }' "$wire"
+}
+
 # dial SERVER N ROUND: start the server, N clients at once, print seconds
 # until all are up.
 dial() {
@@ -96,7 +109,7 @@ dial() {
 	fi
 	local each=()
 	for ((i = 1; i <= n; i++)); do each+=("$(client_dial_time "c$i")"); done
-	tap_ok "$srv: $n client(s) at once, round $rnd: all up after $secs s (each: ${each[*]})"
+	tap_ok "$srv: $n client(s) at once, round $rnd: all up after $secs s (each: ${each[*]}; LCP requests resent: $(resent "$t0" "$t1"))"
 	echo "$srv $n $secs" >>"$E2E_DIR/results"
 	if [ "$n" = 1 ] && [ "$rnd" = 1 ]; then
 		diag "$srv: wire time line of that dial-in (s since the client started):"
