@@ -87,6 +87,7 @@ struct gre_call {
 	int dead, want_write, touched;
 	struct lcp_snoop lcp;     /* the ACCM toward pppd */
 	uint32_t recv_accm;
+	int pty_held;             /* frames wait until pppd has written */
 	uint16_t peer_window, ack_threshold;
 	uint32_t tx_seq;          /* next sequence number to send */
 	uint32_t peer_ack;        /* highest ack from the peer */
@@ -339,7 +340,7 @@ static void call_deliver(struct gre_call *c, const uint8_t *p, size_t len)
 	if (c->dead)
 		return;
 	lcp_snoop_to_pppd(&c->lcp, p, len);
-	if (c->bl_len) {
+	if (c->bl_len || c->pty_held) {
 		backlog_frame(c, p, len);
 		return;
 	}
@@ -787,6 +788,8 @@ void gre_call_pty_input(struct gre_call *c, uint64_t now_ms)
 			break;
 		}
 		e->st.pty_reads++;
+		if (c->pty_held)
+			gre_call_release_pty(c);
 		before.bad_fcs = c->dec.bad_fcs;
 		before.too_long = c->dec.too_long;
 		before.runts = c->dec.runts;
@@ -805,7 +808,7 @@ void gre_call_pty_output(struct gre_call *c)
 {
 	ssize_t w;
 
-	if (c->dead || !c->bl_len) {
+	if (c->dead || !c->bl_len || c->pty_held) {
 		want_write(c, 0);
 		return;
 	}
@@ -827,6 +830,22 @@ void gre_call_pty_output(struct gre_call *c)
 	c->backlog = NULL;
 	c->bl_off = 0;
 	want_write(c, 0);
+}
+
+void gre_call_hold_pty(struct gre_call *c)
+{
+	c->pty_held = 1;
+}
+
+void gre_call_release_pty(struct gre_call *c)
+{
+	if (!c->pty_held)
+		return;
+	c->pty_held = 0;
+	if (c->bl_len)
+		gre_call_pty_output(c);
+	if (c->bl_len)
+		want_write(c, 1);
 }
 
 /* ---- engine and calls ---- */

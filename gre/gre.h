@@ -113,6 +113,18 @@ int  gre_engine_has_call(const struct gre_engine *e, uint16_t local_id);
 void gre_call_pty_input(struct gre_call *c, uint64_t now_ms);
 void gre_call_pty_output(struct gre_call *c);
 
+/* Hold the frames toward pppd (in the call's backlog, acked as usual)
+ * until pppd first writes to the pty, or until gre_call_release_pty. pppd
+ * discards what its tty holds when it takes the line over (TCSAFLUSH, then
+ * the PPP line discipline), and a client's first LCP Configure-Request
+ * that arrives before then would be lost: the client would wait its LCP
+ * restart timer (3 s) to send it again. pppd's first frame out is its own
+ * Configure-Request, sent once the line is its. */
+void gre_call_hold_pty(struct gre_call *c);
+/* Deliver what was held and what comes (pppd is silent, say: it waits for
+ * the peer to speak first). */
+void gre_call_release_pty(struct gre_call *c);
+
 /* Set-Link-Info, fields as they come: we are the PAC and pppd is on our
  * "async line", so the SLI Send ACCM is what we escape when writing to
  * pppd -- until the engine has seen pppd's LCP open with an ACCM of its

@@ -299,6 +299,15 @@ call_setup_timeout(void *arg)
 	call_setup_done(arg);
 }
 
+/* pppd has not written in CALL_PTY_HOLD_MS: it waits for the peer. */
+static void
+call_hold_timeout(void *arg)
+{
+	struct call *c = arg;
+	if (call_is_live(c))
+		gre_call_release_pty(c->gre);
+}
+
 /* From here until call_finish the call holds its Call ID, a place in its
  * client's counts and a setup slot. */
 static void
@@ -394,6 +403,11 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 		c->gre = NULL;
 		goto fail_pppd;
 	}
+	/* pppd throws away what the pty holds when it takes the line: the
+	 * client's first LCP request waits until pppd has written. */
+	gre_call_hold_pty(c->gre);
+	loop_timer_set(s->loop, &c->hold_timer, CALL_PTY_HOLD_MS,
+	    call_hold_timeout, c);
 	call_started(s, c, ctrl);
 	return c;
 
@@ -428,6 +442,7 @@ call_finish(struct call *c)
 	struct server *s = c->srv;
 	loop_timer_cancel(s->loop, &c->kill_timer);
 	loop_timer_cancel(s->loop, &c->end_timer);
+	loop_timer_cancel(s->loop, &c->hold_timer);
 	call_setup_done(c);
 	if (s->pool != NULL && c->remote_ip.s_addr != INADDR_ANY)
 		pool_release(s->pool, c->remote_ip);
@@ -479,6 +494,7 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 		return;
 	c->state = CALL_ENDING;
 	loop_timer_cancel(s->loop, &c->end_timer);
+	loop_timer_cancel(s->loop, &c->hold_timer);
 	struct gre_stats st = { 0 };
 	if (c->kernel) {
 		/* The kernel's channel keeps no counters we can read: pppd's

@@ -28,6 +28,9 @@ struct conf;
 /* A call counts as a setup (call-setups) until its session is up, its
  * pppd is reaped, or this long: Windows itself gives up by then. */
 #define CALL_SETUP_MS       30000
+/* Frames toward pppd wait until it has taken the line (gre_call_hold_pty):
+ * at most this long, for a pppd that waits for the peer to speak first. */
+#define CALL_PTY_HOLD_MS    2000
 #define CALL_ARGV_MAX       40
 
 enum call_state {
@@ -56,6 +59,7 @@ struct call {
 	struct loop_timer kill_timer;
 	struct loop_timer end_timer;   /* ends the call outside engine callbacks */
 	struct loop_timer setup_timer;
+	struct loop_timer hold_timer;  /* CALL_PTY_HOLD_MS */
 	uint8_t           hangup_result;   /* CDN result of our hang-up */
 	char              hangup_reason[64];
 	struct gre_call  *gre;         /* NULL on the kernel path */

@@ -797,6 +797,69 @@ static void test_engine_pty_backpressure(void **state)
 	assert_int_equal(st.rx_delivered, count);
 }
 
+/* pppd throws away what the pty holds when it takes the line: frames from
+ * the peer wait until pppd has written (its own first LCP request). */
+static void test_engine_pty_hold_until_pppd_writes(void **state)
+{
+	struct fixture *f = *state;
+	struct frames fs;
+	struct gre_stats st;
+	struct gre_packet p;
+	uint8_t buf[4096], fr[12] = { 0xff, 0x03, 0xc0, 0x21, 0x01, 0x01 };
+
+	NEED_ENGINE(f);
+	gre_call_hold_pty(f->c);
+	for (uint32_t s = 0; s < 3; s++)
+		peer_data(f, s, (uint8_t)(0x40 + s), 60 + s);
+	engine_in(f, 1000);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 0);
+	assert_int_equal(f->want_write, 0);
+	gre_call_stats(f->c, &st);
+	assert_int_equal(st.rx_delivered, 3);
+	assert_int_equal(st.pty_drops, 0);
+	assert_true(st.pty_backlog > 0);
+	/* pppd speaks: its frame goes out, the held ones come in, in order */
+	ppp_write_frame(f, fr, sizeof(fr));
+	gre_call_pty_input(f->c, 1010);
+	assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_int_equal(p.payload_len, sizeof(fr));
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(fs.len[i], 60 + i);
+		assert_int_equal(fs.data[i][5], 0x40 + i);
+	}
+	gre_call_stats(f->c, &st);
+	assert_int_equal(st.pty_backlog, 0);
+	/* no longer held: the next frame goes straight through */
+	peer_data(f, 3, 0x50, 70);
+	engine_in(f, 1020);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 1);
+}
+
+/* A pppd that waits for the peer to speak first: the daemon releases. */
+static void test_engine_pty_hold_released(void **state)
+{
+	struct fixture *f = *state;
+	struct frames fs;
+
+	NEED_ENGINE(f);
+	gre_call_hold_pty(f->c);
+	peer_data(f, 0, 0x61, 80);
+	peer_data(f, 1, 0x62, 81);
+	engine_in(f, 1000);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 0);
+	gre_call_release_pty(f->c);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 2);
+	assert_int_equal(fs.len[0], 80);
+	assert_int_equal(fs.len[1], 81);
+	assert_int_equal(f->want_write, 0);
+}
+
 static void test_engine_backpressure_frames_intact(void **state)
 {
 	struct fixture *f = *state;
@@ -1096,6 +1159,8 @@ int main(void)
 		E(test_engine_length_mismatch_keeps_sequence),
 		E(test_engine_pty_backpressure),
 		E(test_engine_backpressure_frames_intact),
+		E(test_engine_pty_hold_until_pppd_writes),
+		E(test_engine_pty_hold_released),
 		E(test_engine_pty_eof),
 		E(test_engine_real_pty_eio),
 		E(test_engine_accm),
