@@ -110,13 +110,13 @@ LOAD_TEST_OBJ := client/ctrl.o client/acct.o client/probe.o client/ipudp.o \
 	client/stream.o pptpd/msg.o
 all: client/pptp-load client/pptp-echo
 client/%.o: client/%.c $(wildcard client/*.h common/*.h gre/*.h pptpd/msg.h) .build-flags
-	$(CC) $(ALL_CFLAGS) -Iclient -c -o $@ $<
+	$(CC) -Iclient $(ALL_CFLAGS) -c -o $@ $<
 client/pptp-load: $(CLIENT_OBJ) pptpd/msg.o gre/libgre.a common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLIENT_OBJ) pptpd/msg.o gre/libgre.a common/libcommon.a -lcrypto
 client/pptp-echo: $(ECHO_OBJ) common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(ECHO_OBJ) common/libcommon.a
 tests/unit/test_load_%: tests/unit/test_load_%.c $(LOAD_TEST_OBJ) common/libcommon.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Iclient -Wno-unused-parameter -o $@ $< $(LOAD_TEST_OBJ) common/libcommon.a $(ALL_LDFLAGS) -lcmocka
+	$(CC) -Iclient $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(LOAD_TEST_OBJ) common/libcommon.a $(ALL_LDFLAGS) -lcmocka
 clean: clean-client
 .PHONY: clean-client
 clean-client:

@@ -147,12 +147,13 @@ static uint64_t send_due(struct stream *s, uint64_t now, uint64_t now_ns,
 	if (due > total)
 		due = total;
 	while (s->sent < due && burst++ < STREAM_BURST) {
-		struct probe p = { .type = PROBE_DATA, .seq = s->sent,
+		/* counted before it goes, so an echo can never come back
+		 * faster than the count; a send that fails (queue full)
+		 * counts as sent and lost */
+		struct probe p = { .type = PROBE_DATA, .seq = s->sent++,
 			.ts_ns = now_ns, .mode = s->spec->dir == STREAM_ECHO ?
 			    PROBE_MODE_ECHO : PROBE_MODE_SINK };
-		/* a send that fails (queue full) counts as sent and lost */
 		(void)send_probe(s, &p, s->spec->size, send, arg);
-		s->sent++;
 	}
 	if (s->sent >= total) {
 		s->phase = STREAM_DRAINING;
