@@ -84,6 +84,29 @@ plugin:
 tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a .build-flags
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
+# client/: pptp-load
+# The userspace PPP client (client/ppp.h: LCP, auth, CCP/MPPE, IPCP,
+# IPV6CP) as client/libppp.a, for pptp-load and its unit tests; crypto
+# from libcrypto (client/crypto.h says which API and why).
+CLIENT_OBJ   := $(addprefix client/,mschap.o mppe.o fsm.o lcp.o auth.o ccp.o ipcp.o ipv6cp.o ppp.o)
+CLIENT_LIBS  := -lcrypto
+CLIENT_TESTS := tests/unit/test_mschap tests/unit/test_mppe tests/unit/test_ppp_client
+all: client/libppp.a
+$(CLIENT_OBJ): $(wildcard client/*.h)
+client/libppp.a: $(CLIENT_OBJ)
+	$(AR) rcs $@ $^
+$(CLIENT_TESTS): tests/unit/test_%: tests/unit/test_%.c client/libppp.a .build-flags
+	$(CC) $(ALL_CFLAGS) -Iclient -Wno-unused-parameter -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS) -lcmocka
+client/bench_mppe: client/bench_mppe.c client/libppp.a .build-flags
+	$(CC) $(ALL_CFLAGS) -Iclient -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
+bench-mppe: client/bench_mppe
+	client/bench_mppe
+clean: clean-ppp
+clean-ppp:
+	rm -f $(CLIENT_OBJ) client/libppp.a client/bench_mppe
+.PHONY: bench-mppe clean-ppp
+# end client/: pptp-load
+
 # test_daemon preloads it into the daemon to fix its "random" Call IDs.
 tests/fixtures/fixed-getrandom.so: tests/fixtures/fixed-getrandom.c
 	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $<
