@@ -267,8 +267,13 @@ static void gre_deliver(void *arg, const uint8_t *frame, size_t len,
 {
 	struct session *s = arg;
 
-	if (s->ppp && s->state != SS_DONE)
+	if (s->ppp && s->state != SS_DONE) {
 		ppp_input(s->ppp, frame, len, now);
+		/* during setup a frame may start a retransmission timer;
+		 * once up, the ack timer brings the next look within 100 ms */
+		if (s->state == SS_PPP)
+			rearm(s, 0);
+	}
 }
 
 static void gre_rearm(void *arg, uint64_t at)
@@ -389,6 +394,9 @@ static void on_readable(struct session *s, uint64_t now)
 			ctrl_input(&s->ctrl, buf, (size_t)n, now);
 			if (s->state == SS_DONE)
 				return;
+			/* a message may have started a wait (the linux
+			 * profile's OCRQ delay, a teardown) */
+			rearm(s, 0);
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
