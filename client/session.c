@@ -496,6 +496,10 @@ static void session_timer_fn(void *arg)
 		next = earliest(next, s->setup_by);
 	if (s->state == SS_CLOSING)
 		next = earliest(next, s->close_by);
+	/* a deadline already past is looked at again next millisecond, not
+	 * in this one: the loop must not spin on one session */
+	if (next && next <= now)
+		next = now + 1;
 	if (next && s->state != SS_DONE)
 		rearm(s, next);
 }
