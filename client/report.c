@@ -183,6 +183,14 @@ void report_print(FILE *f, const struct report_run *r)
 		    (double)r->rss_idle_kb / r->rss_idle_sessions,
 		    r->rss_idle_kb, r->rss_idle_sessions);
 	fprintf(f, "\n");
+	size_t bytes = 0;
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->sessions[i].was_up)
+			bytes += sizeof(r->sessions[i]) + r->sessions[i].ppp_bytes;
+	if (t.up)
+		fprintf(f, "allocated per session: %zu bytes (session %zu + PPP %zu)\n",
+		    bytes / t.up, sizeof(struct session),
+		    bytes / t.up - sizeof(struct session));
 }
 
 static void json_hist(FILE *f, const char *name, const struct hist *h)

@@ -174,6 +174,7 @@ static void ppp_up(void *arg, const struct ppp_facts *facts)
 	s->state = SS_UP;
 	s->was_up = 1;
 	s->t_up_ns = clock_ns();
+	s->ppp_bytes = ppp_memory(s->ppp);
 	s->env->on_up(s->env->arg, s);
 	start_streams(s, clock_ms());
 	rearm(s, 0);

@@ -92,6 +92,7 @@ struct session {
 	struct stream *streams;      /* env->nspecs of them, once up */
 	uint16_t txlen;
 	uint8_t *txbuf;              /* control bytes the socket did not take */
+	size_t ppp_bytes;            /* ppp_memory() when it came up */
 	char guid[40];
 };
 
