@@ -123,6 +123,32 @@ unit: all $(UNIT_BIN)
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
 
+# client/: pptp-load (session side) and pptp-echo
+# pptp-load: the sessions, control connections, GRE, streams and report,
+# linked with the userspace PPP (client/libppp.a, built by the block of
+# that name) and pptpd/msg.c's codec; pptp-echo, its sink/echo service,
+# shares only the probe format and the accounting.
+LOAD_OBJ := $(addprefix client/,main.o ctrl.o grelink.o session.o stream.o \
+	acct.o probe.o ipudp.o report.o)
+ECHO_OBJ := $(addprefix client/,pptp-echo.o probe.o acct.o)
+# What the unit tests of the session side link (no PPP).
+LOAD_TEST_OBJ := $(addprefix client/,ctrl.o acct.o probe.o ipudp.o stream.o) \
+	pptpd/msg.o
+all: client/pptp-load client/pptp-echo
+# -Iclient first: client/ctrl.h, not pptpd/ctrl.h
+$(LOAD_OBJ) client/pptp-echo.o: client/%.o: client/%.c $(wildcard client/*.h common/*.h gre/*.h pptpd/msg.h) .build-flags
+	$(CC) -Iclient $(ALL_CFLAGS) -c -o $@ $<
+client/pptp-load: $(LOAD_OBJ) client/libppp.a pptpd/msg.o gre/libgre.a common/libcommon.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) client/libppp.a pptpd/msg.o gre/libgre.a common/libcommon.a -lcrypto
+client/pptp-echo: $(ECHO_OBJ) common/libcommon.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(ECHO_OBJ) common/libcommon.a
+tests/unit/test_load_%: tests/unit/test_load_%.c $(LOAD_TEST_OBJ) common/libcommon.a .build-flags
+	$(CC) -Iclient $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(LOAD_TEST_OBJ) common/libcommon.a $(ALL_LDFLAGS) -lcmocka
+clean: clean-load
+.PHONY: clean-load
+clean-load:
+	rm -f $(LOAD_OBJ) $(ECHO_OBJ) client/pptp-load client/pptp-echo
+
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
 e2e: all
