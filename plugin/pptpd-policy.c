@@ -399,6 +399,14 @@ decide(void)
 	report_add(&b, "mppe_want", mppe_bits_name(want->mppe));
 	report_add(&b, "stateful", refuse_stateful && !*refuse_stateful ?
 	    "1" : "0");
+	if (radius_policy_framed_ip()) {
+		/* pppd will give the peer this address (radius.so's
+		 * ip_choose_hook): pptpd checks it is nobody else's first. */
+		char ip[INET_ADDRSTRLEN];
+		struct in_addr a = { .s_addr = radius_policy_framed_ip() };
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		report_add(&b, "framed_ip", ip);
+	}
 	report_send(&b);
 	auth_reported = 1;
 }

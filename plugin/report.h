@@ -34,6 +34,9 @@
  *       rule=FILE:LINE | rule=default
  *       mppe_want=none|40|128|40,128   what pppd will request after the rule
  *       stateful=0|1                     stateful mode accepted if asked
+ *       framed_ip=ADDR   (opt) RADIUS' Framed-IP-Address: pppd will give
+ *                        the peer this address, not the one pptpd put on
+ *                        its command line
  *
  *   event=up     IPCP is up: the session carries traffic
  *       call pid user client
@@ -41,6 +44,8 @@
  *       mppe=none|40|128   the strength negotiated (none = plaintext)
  *       stateless=0|1      (1 when mppe=none)
  *       policy=...
+ *       acct_session_id=ID (opt) the Acct-Session-Id pppd's radius.so sent
+ *                          in its Accounting-Start (and sends in its Stop)
  *
  *   event=down   IPCP went down (session over or renegotiating)
  *       call pid user client ifname ip
@@ -56,6 +61,9 @@
  *                          negotiation, peer-auth-failed, hangup,
  *                          peer-dead, idle, connect-time, ... (see report.c)
  *       up=0|1             whether an `up` was ever reported
+ *       auth_failure=TEXT  (opt) why RADIUS authentication failed:
+ *                          "rejected by the RADIUS server" or "no answer
+ *                          from the RADIUS server"
  *
  *   Counters are unsigned decimal (32-bit in pppd 2.4.9: they wrap after
  *   4 GiB; receivers should parse them as 64-bit).

@@ -62,7 +62,8 @@ struct call {
 	char              mppe[8];      /* "none", "40", "128"; "" unknown */
 	int               stateless;    /* MPPE stateless: 1, stateful: 0, -1 unknown */
 	char              tunnel[16];   /* the peer's tunnel address pppd reported */
-	char              exit_reason[32];
+	char              exit_reason[96];
+	char              acct_session_id[48];   /* RADIUS', via the plugin; "" none */
 	uint64_t          up_ms;
 };
 
