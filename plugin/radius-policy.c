@@ -12,13 +12,18 @@
  *   offset of `next` the binary uses (0x138).
  * - Integer attributes are in host order in `lvalue`; Framed-IP-Address
  *   too (radius.so itself applies htonl).
- * - The Acct-Session-Id comes from rc_mksid(), which it exports: the id is
- *   "%08lX%04X%02hX" of time, pid and a counter, formatted into one static
- *   buffer whose address rc_mksid() returns.  radius.so calls it only from
- *   its ip-up notifier, just before Accounting-Start, and keeps the copy to
- *   itself; so we learn the buffer's address once (our call bumps the
- *   counter, nothing else) and read the buffer after ip-up.  pppd runs
- *   ip_up_hook after every ip-up notifier, whatever the plugin order.
+ * - The Acct-Session-Id comes from rc_mksid(), which it exports: it
+ *   formats "%08lX%04X%02hX" (time, pid, a counter) into one static buffer
+ *   and returns it.  But it formats with pppd's slprintf, which knows no
+ *   %lX or %hX: the id comes out as "%lX" + the time in hex + "%hX", the
+ *   same for every session started in the same second.  radius.so calls
+ *   it only from its ip-up notifier, just before Accounting-Start, and
+ *   keeps its copy; so we learn the buffer's address once (our call bumps
+ *   the counter, nothing else), empty it when a link starts and read it
+ *   after ip-up: pppd runs ip_up_hook after every ip-up notifier, whatever
+ *   the plugin order.
+ * - radius.so keeps MS-MPPE-Send/Recv-Key only when the reply also has a
+ *   non-zero MS-MPPE-Encryption-Policy.
  * - radius.so replaces chap_verify_hook with its own, which blocks pppd
  *   until the server answers or radius_retries * radius_timeout seconds
  *   have passed; success or not is all it returns.  We wrap it: a failure
@@ -39,6 +44,10 @@
 
 #define PLUGIN "pptpd-policy"
 
+/* chap_ms.h declares it only under MPPE, which ppp-dev does not define;
+ * Debian's pppd 2.4.9 is built with MPPE. */
+extern int mppe_keys_set;
+
 /* radiusclient's attribute numbers (RFC 2865) and the Microsoft vendor
  * attributes (RFC 2548). */
 #define RAD_VENDOR_NONE           (-1)
@@ -46,6 +55,8 @@
 #define RAD_FRAMED_IP_ADDRESS     8
 #define RAD_MS_MPPE_ENC_POLICY    7
 #define RAD_MS_MPPE_ENC_TYPES     8
+#define RAD_MS_MPPE_SEND_KEY      16
+#define RAD_MS_MPPE_RECV_KEY      17
 /* Framed-IP-Address values that are not an address (RFC 2865 5.8). */
 #define RAD_IP_USER_CHOOSES       0xffffffffu
 #define RAD_IP_NAS_CHOOSES        0xfffffffeu
@@ -77,8 +88,7 @@ static rad_hook_fn **hook_slot;
 static rad_hook_fn *prev_hook;
 static rad_conf_int_fn *conf_int;
 static chap_verify_fn *radius_verify;
-static const char *sid_buf;        /* rc_mksid's static buffer */
-static char sid_before[48];        /* its contents before ip-up */
+static char *sid_buf;              /* rc_mksid's static buffer */
 static char session_id[48];
 
 /* The last Access-Accept's attributes. */
@@ -86,6 +96,7 @@ static struct {
 	int      have_policy, have_types;
 	uint32_t policy, types;
 	uint32_t framed_ip;            /* network order, 0: none */
+	int      send_key, recv_key;
 } got;
 static const char *auth_failure;
 
@@ -96,20 +107,38 @@ attributes_hook(struct rad_value_pair *list)
 
 	memset(&got, 0, sizeof(got));
 	for (vp = list; vp != NULL; vp = vp->next) {
+		/* The first of a repeated attribute counts: FreeRADIUS puts
+		 * the users file's before the ones its mschap module adds as
+		 * defaults. */
 		if (vp->vendorcode == RAD_VENDOR_MICROSOFT &&
 		    vp->attribute == RAD_MS_MPPE_ENC_POLICY) {
+			if (!got.have_policy)
+				got.policy = vp->lvalue;
 			got.have_policy = 1;
-			got.policy = vp->lvalue;
 		} else if (vp->vendorcode == RAD_VENDOR_MICROSOFT &&
 		    vp->attribute == RAD_MS_MPPE_ENC_TYPES) {
+			if (!got.have_types)
+				got.types = vp->lvalue;
 			got.have_types = 1;
-			got.types = vp->lvalue;
+		} else if (vp->vendorcode == RAD_VENDOR_MICROSOFT &&
+		    vp->attribute == RAD_MS_MPPE_SEND_KEY) {
+			got.send_key = 1;
+		} else if (vp->vendorcode == RAD_VENDOR_MICROSOFT &&
+		    vp->attribute == RAD_MS_MPPE_RECV_KEY) {
+			got.recv_key = 1;
 		} else if (vp->vendorcode == RAD_VENDOR_NONE &&
 		    vp->attribute == RAD_FRAMED_IP_ADDRESS &&
 		    vp->lvalue != RAD_IP_USER_CHOOSES &&
 		    vp->lvalue != RAD_IP_NAS_CHOOSES)
 			got.framed_ip = htonl(vp->lvalue);
 	}
+	/* radius.so keeps the MPPE keys only with a non-zero policy; without
+	 * one it would drop them and no MPPE could start, whatever pptpd-peers
+	 * or pppd's options say.  It decrypts them after this hook and fails
+	 * the authentication if it cannot, so keys we vouch for here are
+	 * valid whenever the peer gets in. */
+	if (got.send_key && got.recv_key && !got.have_policy)
+		mppe_keys_set = 1;
 	if (prev_hook)
 		prev_hook(list);
 }
@@ -180,8 +209,9 @@ radius_policy_reset(void)
 	memset(&got, 0, sizeof(got));
 	session_id[0] = '\0';
 	auth_failure = NULL;
+	/* Emptied: whatever is in it after ip-up is this link's id. */
 	if (sid_buf)
-		strlcpy(sid_before, sid_buf, sizeof(sid_before));
+		sid_buf[0] = '\0';
 }
 
 int
@@ -234,9 +264,9 @@ radius_policy_mppe(struct radius_mppe *out)
 const char *
 radius_policy_session_id(void)
 {
-	/* Changed since the link began: radius.so made a new id for its
-	 * Accounting-Start (the counter in it makes every id differ). */
-	if (sid_buf && session_id[0] == '\0' && strcmp(sid_buf, sid_before) != 0)
+	/* Filled since the link began: radius.so made the id of its
+	 * Accounting-Start. */
+	if (sid_buf && session_id[0] == '\0' && sid_buf[0] != '\0')
 		strlcpy(session_id, sid_buf, sizeof(session_id));
 	return session_id;
 }

@@ -60,6 +60,7 @@ void (*snoop_recv_hook)(unsigned char *p, int len);
 /* pppd runs ip_up_hook right after the ip-up notifiers; the plugin may
  * wrap chap_verify_hook when radius.so is loaded (it is not here). */
 void (*ip_up_hook)(void);
+int mppe_keys_set;
 int (*chap_verify_hook)(char *, char *, int, struct chap_digest_type *,
     unsigned char *, unsigned char *, char *, int);
 

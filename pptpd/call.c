@@ -470,7 +470,12 @@ call_pty_gone(void *arg)
 	struct call *c = arg;
 	if (c->state == CALL_HANGUP)
 		call_end(c, c->hangup_result, c->hangup_reason);
-	else
+	else if (c->exit_reason[0]) {
+		/* pppd told us why before it went (its exit report). */
+		char why[sizeof(c->exit_reason) + 32];
+		snprintf(why, sizeof(why), "pppd hung up the line (%s)", c->exit_reason);
+		call_end(c, PPTP_CDN_LOST_CARRIER, why);
+	} else
 		call_end(c, PPTP_CDN_LOST_CARRIER, "pppd hung up the line");
 }
 

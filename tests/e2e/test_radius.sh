@@ -57,7 +57,8 @@ freeradius_start
 
 radius_client_conf "$E2E_DIR/radius" pptpd-1 "$SERVER_IP"
 SERVER_PPPD_OPTS="plugin radius.so
-radius-config-file $E2E_DIR/radius/radiusclient.conf"
+radius-config-file $E2E_DIR/radius/radiusclient.conf
+avpair NAS-IP-Address=$SERVER_IP"
 printf 'user erin allow\n' >"$E2E_DIR/pptpd-peers"
 write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers"
 server_start
@@ -131,7 +132,7 @@ long_t0=$SECONDS
 check "alice (MS-CHAPv2 checked by FreeRADIUS) is up with MPPE-128 keyed from RADIUS" \
 	test "$STATE/$MPPE_C" = up/128
 wait_count 'session start: .* user alice ' 0 || true
-sid=$(sed -n 's/.*session start: .* user alice .* acct-session-id \([0-9A-F]*\).*/\1/p' "$E2E_SERVER_LOG" | head -n 1)
+sid=$(sed -n 's/.*session start: .* user alice .* acct-session-id \([^ ]*\).*/\1/p' "$E2E_SERVER_LOG" | head -n 1)
 check "pptpd's session start line names the Acct-Session-Id (${sid:-none})" test -n "$sid"
 assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 10 "traffic through alice's RADIUS session"
 for ((i = 0; i < 50; i++)); do detail_has "Acct-Session-Id = \"$sid\"" 'Acct-Status-Type = Start' && break; e2e_sleep 0.2; done
@@ -207,8 +208,8 @@ e0=$(ended)
 dial wrong "$NS_CLI2" alice wrongpass require-mppe-128
 wait_count ': ended after' "$e0" 30 || true
 check "alice with a wrong password: no session" test "$STATE" != up
-assert_log_contains "$E2E_SERVER_LOG" 'pppd exited with status 11 \(peer-auth-failed: rejected by the RADIUS server\)' \
-	"pptpd logs the refusal and its reason"
+assert_log_contains "$E2E_SERVER_LOG" '\(peer-auth-failed: rejected by the RADIUS server\)' \
+	"pptpd logs the refusal and its reason" 
 client_down wrong
 
 # ---- 4b. Session-Timeout and Idle-Timeout
@@ -220,7 +221,7 @@ for ((i = 0; i < 100; i++)); do proc_alive "$(client_pid frank)" || break; e2e_s
 check "frank's session ended by itself after 5 s (took $((SECONDS - t0)) s)" \
 	test "$((SECONDS - t0))" -ge 4 -a "$((SECONDS - t0))" -le 15
 wait_count ': ended after' "$e0" 20 || true
-assert_log_contains "$E2E_SERVER_LOG" 'status 13 \(connect-time\)' "pptpd logs the connect-time exit"
+assert_log_contains "$E2E_SERVER_LOG" 'pppd hung up the line \(connect-time\)' "pptpd logs the connect-time exit"
 client_down frank
 e0=$(ended)
 dial eve "$NS_CLI2" eve evepass require-mppe-128
@@ -230,7 +231,7 @@ for ((i = 0; i < 150; i++)); do proc_alive "$(client_pid eve)" || break; e2e_sle
 check "eve's idle session ended by itself (took $((SECONDS - t0)) s)" \
 	test "$((SECONDS - t0))" -ge 4 -a "$((SECONDS - t0))" -le 25
 wait_count ': ended after' "$e0" 20 || true
-assert_log_contains "$E2E_SERVER_LOG" 'status 12 \(idle\)' "pptpd logs the idle exit"
+assert_log_contains "$E2E_SERVER_LOG" 'pppd hung up the line \(idle\)' "pptpd logs the idle exit"
 client_down eve
 
 # ---- 2. Interim-Update (radius.so sends none sooner than 60 s) and Stop
