@@ -26,6 +26,11 @@ mkdir "$t/check"
 sed "s|^ExecStart=/|ExecStart=$t/root/|" "$unit" > "$t/check/pptpd.service"
 out=$(systemd-analyze verify "$t/check/pptpd.service" 2>&1) || {
 	echo "verify.sh: systemd-analyze verify failed:" >&2; echo "$out" >&2; exit 1; }
+# verify also loads the units the default target pulls in: a warning
+# located in another package's unit file (freeradius.service's
+# MemoryLimit=, on a machine with freeradius for the RADIUS tests) is not
+# ours to fix.
+out=$(printf '%s\n' "$out" | grep -Ev '^/(usr/)?lib/systemd/system/[^/:]+\.service:[0-9]+: ' || true)
 [ -z "$out" ] || { echo "verify.sh: systemd-analyze verify warns:" >&2; echo "$out" >&2; exit 1; }
 
 systemd-tmpfiles --create --root="$t/root" "$tmpf"
