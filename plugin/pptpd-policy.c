@@ -662,8 +662,10 @@ on_exit_notify(void *arg, int st)
 	report_add_u64(&b, "status", (uint64_t)(st < 0 ? 0 : st));
 	report_add(&b, "reason", report_status_name(st));
 	report_add(&b, "up", up_reported ? "1" : "0");
-	if (radius_policy_auth_failure())
+	if (radius_policy_auth_failure()) {
 		report_add(&b, "auth_failure", radius_policy_auth_failure());
+		report_add(&b, "auth_user", radius_policy_auth_user());
+	}
 	report_send(&b);
 }
 

@@ -99,6 +99,7 @@ static struct {
 	int      send_key, recv_key;
 } got;
 static const char *auth_failure;
+static char auth_user[MAXNAMELEN];   /* the name that failed */
 
 static void
 attributes_hook(struct rad_value_pair *list)
@@ -152,6 +153,7 @@ verify_wrapper(char *name, char *ourname, int id,
 	int ok, timeout;
 
 	auth_failure = NULL;
+	strlcpy(auth_user, name ? name : "", sizeof(auth_user));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ok = radius_verify(name, ourname, id, digest, challenge, response,
 	    message, message_space);
@@ -281,4 +283,10 @@ const char *
 radius_policy_auth_failure(void)
 {
 	return auth_failure;
+}
+
+const char *
+radius_policy_auth_user(void)
+{
+	return auth_user;
 }

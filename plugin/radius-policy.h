@@ -64,5 +64,7 @@ uint32_t radius_policy_framed_ip(void);
  * RADIUS ("rejected by the RADIUS server", "no answer from the RADIUS
  * server"). */
 const char *radius_policy_auth_failure(void);
+/* The name the peer gave in that failed authentication. */
+const char *radius_policy_auth_user(void);
 
 #endif

@@ -64,6 +64,7 @@
  *       auth_failure=TEXT  (opt) why RADIUS authentication failed:
  *                          "rejected by the RADIUS server" or "no answer
  *                          from the RADIUS server"
+ *       auth_user=NAME     (opt, with auth_failure) the name the peer gave
  *
  *   Counters are unsigned decimal (32-bit in pppd 2.4.9: they wrap after
  *   4 GiB; receivers should parse them as 64-bit).

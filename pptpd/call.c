@@ -589,6 +589,12 @@ call_log_session(struct call *c, const struct report_msg *m)
 		    c->acct_session_id[0] ? " acct-session-id " : "", c->acct_session_id);
 	} else if (strcmp(m->event, "exit") == 0) {
 		const char *af = report_get(m, "auth_failure");
+		/* Logged now: the client may clear the call before pppd is
+		 * reaped, and then the exit status is never logged. */
+		if (af && *af)
+			log_rl(&c->srv->rl_call, loop_now(c->srv->loop), LOG_NOTICE,
+			    "call %u/%u %s: authentication failed for %s: %s", c->id,
+			    c->peer_id, peer, call_fact(m, "auth_user"), af);
 		snprintf(c->exit_reason, sizeof(c->exit_reason), "%s%s%s",
 		    call_fact(m, "reason"), af && *af ? ": " : "", af && *af ? af : "");
 	}

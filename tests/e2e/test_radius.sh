@@ -208,7 +208,7 @@ e0=$(ended)
 dial wrong "$NS_CLI2" alice wrongpass require-mppe-128
 wait_count ': ended after' "$e0" 30 || true
 check "alice with a wrong password: no session" test "$STATE" != up
-assert_log_contains "$E2E_SERVER_LOG" '\(peer-auth-failed: rejected by the RADIUS server\)' \
+assert_log_contains "$E2E_SERVER_LOG" 'authentication failed for alice: rejected by the RADIUS server' \
 	"pptpd logs the refusal and its reason" 
 client_down wrong
 
@@ -268,7 +268,7 @@ dial down "$NS_CLI2" alice alicepass require-mppe-128
 wait_count ': ended after' "$e0" 40 || true
 check "with FreeRADIUS down alice gets no session" test "$STATE" != up
 check "and pptpd starts none" test "$(count 'session start: ')" = "$up0"
-assert_log_contains "$E2E_SERVER_LOG" 'peer-auth-failed: no answer from the RADIUS server' \
+assert_log_contains "$E2E_SERVER_LOG" 'authentication failed for alice: no answer from the RADIUS server' \
 	"pptpd logs that the RADIUS server did not answer"
 client_down down
 
