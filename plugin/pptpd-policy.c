@@ -60,6 +60,7 @@
 
 #include "channel.h"
 #include "peers.h"
+#include "radius-policy.h"
 #include "report.h"
 
 #define PLUGIN "pptpd-policy"
@@ -285,57 +286,106 @@ reset_session(void)
 	networks_started = 0;
 	told_denied = 0;
 	auth_reported = up_reported = down_reported = 0;
+	radius_policy_reset();
 }
 
 /* ---- the decision, before CCP opens ---- */
 
+/* pppd's MPPE options for POLICY, with the key strengths BITS (MPPE_OPT_*)
+ * allowed by it. */
+static void
+apply_policy(int bits, enum peers_mode mode)
+{
+	ccp_options *want = &ccp_wantoptions[0], *allow = &ccp_allowoptions[0];
+
+	allow_saved = *allow;
+	modified = 1;
+	switch (policy) {
+	case PEERS_REQUIRE_128:
+	case PEERS_REQUIRE:
+	case PEERS_ALLOW:
+		want->mppe = bits;
+		allow->mppe = bits;
+		break;
+	case PEERS_DENY:
+	case PEERS_POLICY_NONE:
+		want->mppe = 0;
+		allow->mppe = 0;
+		break;
+	}
+	if (refuse_stateful && mode == PEERS_STATELESS)
+		*refuse_stateful = 1;
+	else if (refuse_stateful && mode == PEERS_STATEFUL)
+		*refuse_stateful = 0;
+	if (policy == PEERS_ALLOW)
+		allow_state = ALLOW_PENDING;
+}
+
+static int
+peers_bits(enum peers_policy p)
+{
+	return p == PEERS_REQUIRE_128 ? MPPE_OPT_128 : MPPE_OPT_128 | MPPE_OPT_40;
+}
+
+static int
+radius_bits(unsigned types)
+{
+	return ((types & RADIUS_MPPE_TYPE_128) ? MPPE_OPT_128 : 0) |
+	    ((types & RADIUS_MPPE_TYPE_40) ? MPPE_OPT_40 : 0);
+}
+
+/* Precedence: a pptpd-peers rule (the operator of this server named the
+ * user or the address), then RADIUS' MS-MPPE-Encryption-Policy/-Types
+ * for the user, then pppd's own options. */
 static void
 decide(void)
 {
 	struct report_builder b;
-	ccp_options *want = &ccp_wantoptions[0], *allow = &ccp_allowoptions[0];
+	struct radius_mppe rm;
+	ccp_options *want = &ccp_wantoptions[0];
 	const char *who = peer_authname[0] ? peer_authname : "(no name)";
+	int r = 0;
 
 	find_client();
 	rule = peers ? peers_match(peers, peer_authname, client) : NULL;
-	if (rule == NULL) {
+	if (rule == NULL)
+		r = radius_policy_mppe(&rm);
+	if (r < 0) {
+		policy = PEERS_REQUIRE;
+		strlcpy(rule_src, rm.src, sizeof(rule_src));
+		error(PLUGIN ": %q from %s: %s: encryption required but no "
+		    "type pppd can do (40 or 128-bit): refusing the session",
+		    who, client[0] ? client : "?", rule_src);
+		lcp_close(0, "MPPE required by RADIUS, no usable type");
+	} else if (rule == NULL && r == 0) {
 		policy = PEERS_POLICY_NONE;
 		strlcpy(rule_src, "default", sizeof(rule_src));
 		info(PLUGIN ": %q from %s: no rule, pppd's options apply "
 		    "(MPPE %s)", who, client[0] ? client : "?",
 		    want->mppe ? "required" : "off");
 	} else {
-		policy = rule->policy;
-		slprintf(rule_src, sizeof(rule_src), "%s:%u", peers->file,
-		    rule->line);
-		allow_saved = *allow;
-		modified = 1;
-		switch (policy) {
-		case PEERS_REQUIRE_128:
-			want->mppe = MPPE_OPT_128;
-			allow->mppe = MPPE_OPT_128;
-			break;
-		case PEERS_REQUIRE:
-		case PEERS_ALLOW:
-			want->mppe = MPPE_OPT_128 | MPPE_OPT_40;
-			allow->mppe = MPPE_OPT_128 | MPPE_OPT_40;
-			break;
-		case PEERS_DENY:
-		case PEERS_POLICY_NONE:
-			want->mppe = 0;
-			allow->mppe = 0;
-			break;
+		int bits;
+		enum peers_mode mode = PEERS_MODE_DEFAULT;
+
+		if (rule != NULL) {
+			policy = rule->policy;
+			mode = rule->mode;
+			bits = peers_bits(policy);
+			slprintf(rule_src, sizeof(rule_src), "%s:%u", peers->file,
+			    rule->line);
+		} else {
+			policy = rm.policy;
+			bits = radius_bits(rm.types);
+			strlcpy(rule_src, rm.src, sizeof(rule_src));
 		}
-		if (refuse_stateful && rule->mode == PEERS_STATELESS)
-			*refuse_stateful = 1;
-		else if (refuse_stateful && rule->mode == PEERS_STATEFUL)
-			*refuse_stateful = 0;
-		if (policy == PEERS_ALLOW)
-			allow_state = ALLOW_PENDING;
-		notice(PLUGIN ": %q from %s: MPPE %s%s%s (%s)", who,
+		apply_policy(bits, mode);
+		notice(PLUGIN ": %q from %s: MPPE %s%s%s%s (%s)", who,
 		    client[0] ? client : "?", policy_name(),
-		    rule->mode ? " " : "",
-		    rule->mode ? peers_mode_name(rule->mode) : "", rule_src);
+		    mode ? " " : "", mode ? peers_mode_name(mode) : "",
+		    rule == NULL && policy != PEERS_DENY &&
+		    bits != (MPPE_OPT_128 | MPPE_OPT_40) ?
+		    (bits == MPPE_OPT_128 ? " 128-bit" : " 40-bit") : "",
+		    rule_src);
 		if (want->mppe && !ccp_protent.enabled_flag) {
 			/* noccp: pppd would never negotiate MPPE and IP would
 			 * run in the clear. */
@@ -352,6 +402,14 @@ decide(void)
 	report_add(&b, "mppe_want", mppe_bits_name(want->mppe));
 	report_add(&b, "stateful", refuse_stateful && !*refuse_stateful ?
 	    "1" : "0");
+	if (radius_policy_framed_ip()) {
+		/* pppd will give the peer this address (radius.so's
+		 * ip_choose_hook): pptpd checks it is nobody else's first. */
+		char ip[INET_ADDRSTRLEN];
+		struct in_addr a = { .s_addr = radius_policy_framed_ip() };
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		report_add(&b, "framed_ip", ip);
+	}
 	report_send(&b);
 	auth_reported = 1;
 }
@@ -475,6 +533,8 @@ static void
 on_phase(void *arg, int ph)
 {
 	(void)arg;
+	/* Every plugin is loaded by now: find radius.so's hooks. */
+	radius_policy_attach();
 	save_defaults();
 	switch (ph) {
 	case PHASE_SERIALCONN:
@@ -499,16 +559,19 @@ on_phase(void *arg, int ph)
 	}
 }
 
+/* pppd's ip_up_hook runs after every ip-up notifier: radius.so has sent
+ * its Accounting-Start (and made its Acct-Session-Id) by then. */
+static void (*prev_ip_up_hook)(void);
+
 static void
-on_ip_up(void *arg, int unused)
+ip_up_report(void)
 {
 	struct report_builder b;
 	int mppe = 0, stateless = 1;
 	char local[INET_ADDRSTRLEN], remote[INET_ADDRSTRLEN];
 	struct in_addr a;
+	const char *sid = radius_policy_session_id();
 
-	(void)arg;
-	(void)unused;
 	if (ccp_fsm[0].state == OPENED) {
 		mppe = ccp_gotoptions[0].mppe;
 		if (mppe & MPPE_OPT_STATEFUL)
@@ -527,10 +590,20 @@ on_ip_up(void *arg, int unused)
 	report_add(&b, "mppe", mppe_bits_name(mppe));
 	report_add(&b, "stateless", stateless ? "1" : "0");
 	report_add(&b, "policy", policy_name());
+	if (sid[0])
+		report_add(&b, "acct_session_id", sid);
 	report_send(&b);
 	up_reported = 1;
 	down_reported = 0;
+	if (prev_ip_up_hook)
+		prev_ip_up_hook();
+}
 
+static void
+on_ip_up(void *arg, int unused)
+{
+	(void)arg;
+	(void)unused;
 	if (opt_logwtmp) {
 		logwtmp(ifname, peer_authname, client);
 		wtmp_in = 1;
@@ -592,6 +665,10 @@ on_exit_notify(void *arg, int st)
 	report_add_u64(&b, "status", (uint64_t)(st < 0 ? 0 : st));
 	report_add(&b, "reason", report_status_name(st));
 	report_add(&b, "up", up_reported ? "1" : "0");
+	if (radius_policy_auth_failure()) {
+		report_add(&b, "auth_failure", radius_policy_auth_failure());
+		report_add(&b, "auth_user", radius_policy_auth_user());
+	}
 	report_send(&b);
 }
 
@@ -637,6 +714,8 @@ plugin_init(void)
 	add_notifier(&ip_up_notifier, on_ip_up, NULL);
 	add_notifier(&ip_down_notifier, on_ip_down, NULL);
 	add_notifier(&exitnotify, on_exit_notify, NULL);
+	prev_ip_up_hook = ip_up_hook;
+	ip_up_hook = ip_up_report;
 	prev_snoop_recv = snoop_recv_hook;
 	snoop_recv_hook = snoop_recv;
 	strlcpy(rule_src, "default", sizeof(rule_src));

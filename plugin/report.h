@@ -34,6 +34,9 @@
  *       rule=FILE:LINE | rule=default
  *       mppe_want=none|40|128|40,128   what pppd will request after the rule
  *       stateful=0|1                     stateful mode accepted if asked
+ *       framed_ip=ADDR   (opt) RADIUS' Framed-IP-Address: pppd will give
+ *                        the peer this address, not the one pptpd put on
+ *                        its command line
  *
  *   event=up     IPCP is up: the session carries traffic
  *       call pid user client
@@ -41,6 +44,8 @@
  *       mppe=none|40|128   the strength negotiated (none = plaintext)
  *       stateless=0|1      (1 when mppe=none)
  *       policy=...
+ *       acct_session_id=ID (opt) the Acct-Session-Id pppd's radius.so sent
+ *                          in its Accounting-Start (and sends in its Stop)
  *
  *   event=down   IPCP went down (session over or renegotiating)
  *       call pid user client ifname ip
@@ -56,6 +61,10 @@
  *                          negotiation, peer-auth-failed, hangup,
  *                          peer-dead, idle, connect-time, ... (see report.c)
  *       up=0|1             whether an `up` was ever reported
+ *       auth_failure=TEXT  (opt) why RADIUS authentication failed:
+ *                          "rejected by the RADIUS server" or "no answer
+ *                          from the RADIUS server"
+ *       auth_user=NAME     (opt, with auth_failure) the name the peer gave
  *
  *   Any event may also carry (opt) acct_session_id=ID: the Acct-Session-Id
  *   pppd's radius.so sent for this session, exactly as sent; pptpd keeps

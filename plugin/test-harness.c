@@ -18,6 +18,7 @@
 #include <pppd/ipcp.h>
 #include <pppd/lcp.h>
 #include <pppd/mppe.h>
+#include <pppd/chap-new.h>
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -56,6 +57,12 @@ int link_stats_valid;
 unsigned link_connect_time;
 struct notifier *phasechange, *ip_up_notifier, *ip_down_notifier, *exitnotify;
 void (*snoop_recv_hook)(unsigned char *p, int len);
+/* pppd runs ip_up_hook right after the ip-up notifiers; the plugin may
+ * wrap chap_verify_hook when radius.so is loaded (it is not here). */
+void (*ip_up_hook)(void);
+int mppe_keys_set;
+int (*chap_verify_hook)(char *, char *, int, struct chap_digest_type *,
+    unsigned char *, unsigned char *, char *, int);
 
 static option_t *plugin_opts;
 static char logbuf[65536];
@@ -615,6 +622,8 @@ main(int argc, char **argv)
 	inet_pton(AF_INET, "198.19.0.10", &ipcp_hisoptions[0].hisaddr);
 	n_wtmp = 0;
 	notify(ip_up_notifier, 0);
+	if (ip_up_hook)
+		ip_up_hook();
 	m = next_report();
 	CHECK(m && strcmp(m->event, "up") == 0);
 	CHECK(field_is(m, "call", "42") && field_is(m, "user", "alice") &&
@@ -659,6 +668,8 @@ main(int argc, char **argv)
 	drain_reports();
 	ccp_fsm[0].state = REQSENT;
 	notify(ip_up_notifier, 0);
+	if (ip_up_hook)
+		ip_up_hook();
 	m = next_report();
 	CHECK(field_is(m, "mppe", "none") && field_is(m, "stateless", "1"));
 	notify(exitnotify, EXIT_PEER_DEAD);

@@ -565,7 +565,7 @@ call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
 void
 call_reaped(struct call *c, int status)
 {
-	char why[96];
+	char why[160];
 	c->pid = 0;
 	if (c->state == CALL_HANGUP) {
 		call_end(c, c->hangup_result, c->hangup_reason);
@@ -599,7 +599,12 @@ call_pty_gone(void *arg)
 	struct call *c = arg;
 	if (c->state == CALL_HANGUP)
 		call_end(c, c->hangup_result, c->hangup_reason);
-	else
+	else if (c->exit_reason[0]) {
+		/* pppd told us why before it went (its exit report). */
+		char why[sizeof(c->exit_reason) + 32];
+		snprintf(why, sizeof(why), "pppd hung up the line (%s)", c->exit_reason);
+		call_end(c, PPTP_CDN_LOST_CARRIER, why);
+	} else
 		call_end(c, PPTP_CDN_LOST_CARRIER, "pppd hung up the line");
 }
 
@@ -621,6 +626,57 @@ call_fact(const struct report_msg *m, const char *key)
 	return v != NULL && *v ? v : "-";
 }
 
+/* Another call whose pppd may still hold address A for its peer. */
+static struct call *
+call_address_holder(const struct call *c, struct in_addr a)
+{
+	struct call *o;
+	struct in_addr t;
+	TAILQ_FOREACH(o, &c->srv->calls, s_entry) {
+		if (o == c)
+			continue;
+		if (o->remote_ip.s_addr == a.s_addr ||
+		    (inet_pton(AF_INET, o->tunnel, &t) == 1 && t.s_addr == a.s_addr))
+			return o;
+	}
+	return NULL;
+}
+
+/* pppd may give the peer another address than the pool's: RADIUS'
+ * Framed-IP-Address (radius.so) wins in pppd. It must still be this
+ * session's alone: taken from the pool if the pool holds it (the pool's
+ * pick goes back), refused if another call holds it. Returns -1 when the
+ * call is being hung up. */
+static int
+call_claim_address(struct call *c, const char *ip)
+{
+	struct server *s = c->srv;
+	struct in_addr a;
+	struct call *o;
+	if (inet_pton(AF_INET, ip, &a) != 1 || a.s_addr == c->remote_ip.s_addr)
+		return 0;
+	if ((o = call_address_holder(c, a)) != NULL) {
+		log_msg(LOG_WARNING, "call %u/%u: user %s was given %s, which call "
+		    "%u/%u (user %s) holds: hanging up", c->id, c->peer_id, c->user,
+		    ip, o->id, o->peer_id, o->user[0] ? o->user : "-");
+		call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, "tunnel address in use");
+		return -1;
+	}
+	if (s->pool != NULL && pool_take(s->pool, a) == 0) {
+		char old[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &c->remote_ip, old, sizeof(old));
+		if (c->remote_ip.s_addr != INADDR_ANY)
+			pool_release(s->pool, c->remote_ip);
+		c->remote_ip = a;
+		log_msg(LOG_INFO, "call %u/%u: user %s was given %s from the pool "
+		    "(not %s): reserved for the session", c->id, c->peer_id, c->user,
+		    ip, old);
+	}
+	/* Outside the pool: the call keeps the pool's pick too (unused), and
+	 * c->tunnel names the address for the next session's check. */
+	return 0;
+}
+
 static void
 call_log_session(struct call *c, const struct report_msg *m)
 {
@@ -631,6 +687,9 @@ call_log_session(struct call *c, const struct report_msg *m)
 		log_msg(LOG_INFO, "call %u/%u %s: user %s authenticated, MPPE policy %s "
 		    "(%s)", c->id, c->peer_id, peer, c->user, call_fact(m, "policy"),
 		    call_fact(m, "rule"));
+		/* RADIUS' Framed-IP-Address: claimed before IPCP gives it out. */
+		if (report_get(m, "framed_ip") != NULL)
+			call_claim_address(c, report_get(m, "framed_ip"));
 	} else if (strcmp(m->event, "up") == 0) {
 		snprintf(c->user, sizeof(c->user), "%s", call_fact(m, "user"));
 		snprintf(c->mppe, sizeof(c->mppe), "%s", call_fact(m, "mppe"));
@@ -639,21 +698,32 @@ call_log_session(struct call *c, const struct report_msg *m)
 		    strcmp(call_fact(m, "stateless"), "1") == 0;
 		c->up_ms = loop_now(c->srv->loop);
 		call_setup_done(c);
+		if (call_claim_address(c, c->tunnel) < 0)
+			return;
 		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "
-		    "tunnel %s mppe %s%s policy %s", c->id, c->peer_id, c->user, peer,
+		    "tunnel %s mppe %s%s policy %s%s%s", c->id, c->peer_id, c->user, peer,
 		    c->tunnel, c->mppe, c->stateless < 0 ? "" :
 		    c->stateless ? " stateless" : " stateful",
-		    call_fact(m, "policy"));
+		    call_fact(m, "policy"), c->acct_session_id[0] ? " acct-session-id " : "",
+		    c->acct_session_id);
 	} else if (strcmp(m->event, "down") == 0) {
 		log_msg(LOG_NOTICE, "session end: call %u/%u user %s client %s tunnel %s "
-		    "mppe %s duration %s s rx %s bytes %s packets tx %s bytes %s packets",
+		    "mppe %s duration %s s rx %s bytes %s packets tx %s bytes %s packets%s%s",
 		    c->id, c->peer_id, c->user, peer, call_fact(m, "ip"),
 		    c->mppe[0] ? c->mppe : "-", call_fact(m, "duration"),
 		    call_fact(m, "rx_bytes"), call_fact(m, "rx_packets"),
-		    call_fact(m, "tx_bytes"), call_fact(m, "tx_packets"));
+		    call_fact(m, "tx_bytes"), call_fact(m, "tx_packets"),
+		    c->acct_session_id[0] ? " acct-session-id " : "", c->acct_session_id);
 	} else if (strcmp(m->event, "exit") == 0) {
-		snprintf(c->exit_reason, sizeof(c->exit_reason), "%s",
-		    call_fact(m, "reason"));
+		const char *af = report_get(m, "auth_failure");
+		/* Logged now: the client may clear the call before pppd is
+		 * reaped, and then the exit status is never logged. */
+		if (af && *af)
+			log_rl(&c->srv->rl_call, loop_now(c->srv->loop), LOG_NOTICE,
+			    "call %u/%u %s: authentication failed for %s: %s", c->id,
+			    c->peer_id, peer, call_fact(m, "auth_user"), af);
+		snprintf(c->exit_reason, sizeof(c->exit_reason), "%s%s%s",
+		    call_fact(m, "reason"), af && *af ? ": " : "", af && *af ? af : "");
 	}
 }
 

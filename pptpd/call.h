@@ -69,7 +69,7 @@ struct call {
 	char              mppe[8];      /* "none", "40", "128"; "" unknown */
 	int               stateless;    /* MPPE stateless: 1, stateful: 0, -1 unknown */
 	char              tunnel[16];   /* the peer's tunnel address pppd reported */
-	char              exit_reason[32];
+	char              exit_reason[96];
 	/* The Acct-Session-Id pppd's radius.so sends for this session, when
 	 * the plugin reports one (key acct_session_id): a Disconnect-Request
 	 * may name the session by it (dae.c). "" unknown. */

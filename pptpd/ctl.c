@@ -210,6 +210,8 @@ ctl_session_json(struct ctl_out *o, const struct call *c, uint64_t now)
 	out_json_str_or_null(o, f.tunnel[0] ? f.tunnel : NULL);
 	out_printf(o, ",\"mppe\":");
 	out_json_str_or_null(o, f.mppe);
+	out_printf(o, ",\"acct_session_id\":");
+	out_json_str_or_null(o, c->acct_session_id[0] ? c->acct_session_id : NULL);
 	out_printf(o, ",\"mppe_stateless\":%s,\"state\":",
 	    f.stateless < 0 ? "null" : f.stateless ? "true" : "false");
 	out_json_str(o, f.state);
@@ -234,6 +236,8 @@ ctl_session_show(struct ctl_out *o, const struct call *c, uint64_t now)
 	    f.user ? f.user : "-", c->client_str, f.tunnel[0] ? f.tunnel : "-",
 	    ctl_mppe_str(&f, mppe, sizeof(mppe)), f.state, (int)c->pid,
 	    (unsigned long long)f.uptime_s);
+	if (c->acct_session_id[0])
+		out_printf(o, "acct session: %s\n", c->acct_session_id);
 	out_printf(o, "rx:          %llu bytes %llu packets\n"
 	    "tx:          %llu bytes %llu packets\n"
 	    "gre rx:      lost %llu reordered %llu duplicate %llu stale %llu "

@@ -778,3 +778,84 @@ e2e_exit() {
 	echo "${E2E_SUMMARY:-$E2E_PASS passed, $E2E_FAIL failed}"
 	exit "$rc"
 }
+
+# ---------------------------------------------------------------- RADIUS
+# A real FreeRADIUS 3.2 in its own netns (rad, 198.18.0.250 on the
+# server's bridge) with its own configuration tree: a copy of
+# /etc/freeradius/3.0 (never edited) with the modules the pptpd site needs
+# and examples/radius/freeradius/ (site, mschap, clients.conf).
+RADIUS_IP=198.18.0.250
+RADIUS_SECRET=pptpd-radius-secret
+NS_RAD=${E2E_NS_PREFIX:-}rad
+
+# freeradius_conf USERS_FILE [DIR]: the configuration tree in DIR (default
+# $E2E_DIR/raddb) with USERS_FILE as mods-config/files/authorize; logs and
+# the detail files (accounting) under DIR/log, DIR/log/radacct/NAS-ADDR/.
+freeradius_conf() {
+	local users=$1 d=${2:-$E2E_DIR/raddb} ex=$E2E_ROOT/examples/radius/freeradius m
+	rm -rf "$d"
+	cp -a /etc/freeradius/3.0 "$d"
+	rm -f "$d"/sites-enabled/*
+	for m in "$d"/mods-enabled/*; do
+		case ${m##*/} in always | detail | files | expr) ;; *) rm -f "$m" ;; esac
+	done
+	cp "$ex/site-pptpd" "$d/sites-enabled/pptpd"
+	cp "$ex/mschap" "$d/mods-enabled/mschap"
+	cp "$ex/clients.conf" "$d/clients.conf"
+	cp "$users" "$d/mods-config/files/authorize"
+	mkdir -p "$d/log" "$d/run"
+	# Our paths; root in the test (no freerad user switch).
+	sed -i -e "s|^raddbdir = .*|raddbdir = $d|" -e "s|^logdir = .*|logdir = $d/log|" \
+		-e "s|^run_dir = .*|run_dir = $d/run|" \
+		-e '/^[[:space:]]*user = freerad/d' -e '/^[[:space:]]*group = freerad/d' \
+		"$d/radiusd.conf"
+}
+
+# freeradius_start [DIR]: freeradius -X on DIR (default $E2E_DIR/raddb) in
+# netns rad (created on the bridge if needed); waits until it is ready.
+# Its debug output goes to DIR/freeradius.log.
+freeradius_start() {
+	local d=${1:-$E2E_DIR/raddb} pid i
+	[ -e "/run/netns/$NS_RAD" ] || netns_add_client "$NS_RAD" "$RADIUS_IP"
+	: >"$d/freeradius.log"
+	ip netns exec "$NS_RAD" freeradius -X -d "$d" >>"$d/freeradius.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$d/freeradius.pid"
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'Ready to process requests' "$d/freeradius.log" && return 0
+		if ! proc_alive "$pid"; then
+			echo "e2e: freeradius exited at start; log:" >&2
+			tail -n 30 "$d/freeradius.log" >&2
+			return 1
+		fi
+		e2e_sleep 0.2
+	done
+	echo "e2e: freeradius not ready after 60 s" >&2
+	return 1
+}
+
+freeradius_stop() {
+	local d=${1:-$E2E_DIR/raddb} pid
+	read -r pid 2>/dev/null <"$d/freeradius.pid" || return 0
+	proc_stop "$pid" 5
+	rm -f "$d/freeradius.pid"
+}
+
+# radius_client_conf DIR NAS_ID NAS_ADDR: pppd radius.so's files in DIR
+# (examples/radius/ with the test's paths): radiusclient.conf, servers,
+# dictionary, port-id-map.
+radius_client_conf() {
+	local d=$1 nas=$2 addr=$3 ex=$E2E_ROOT/examples/radius
+	mkdir -p "$d"
+	cp "$ex/dictionary" "$ex/port-id-map" "$d/"
+	printf '%s\t%s\n' "$RADIUS_IP" "$RADIUS_SECRET" >"$d/servers"
+	chmod 600 "$d/servers"
+	sed -e "s|/etc/pptpd/radius/|$d/|g" -e "s|/run/pptpd/radius.seq|$d/radius.seq|" \
+		-e "s|^nas_identifier.*|nas_identifier	$nas|" -e "s|^bindaddr.*|bindaddr	$addr|" \
+		-e "s|^authserver.*|authserver	$RADIUS_IP:1812|" -e "s|^acctserver.*|acctserver	$RADIUS_IP:1813|" \
+		"$ex/radiusclient.conf" >"$d/radiusclient.conf"
+}
+
+# radius_detail DIR: every accounting record FreeRADIUS wrote under DIR's
+# radacct, one record a paragraph (the detail file's own format).
+radius_detail() { cat "${1:-$E2E_DIR/raddb}"/log/radacct/*/detail-* 2>/dev/null; }

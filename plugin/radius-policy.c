@@ -1,0 +1,292 @@
+/*
+ * radius-policy.c -- what pppd's radius.so learnt from the RADIUS server
+ * (see radius-policy.h).
+ *
+ * Facts about pppd 2.4.9's radius.so this relies on (checked against
+ * Debian's binary, /usr/lib/pppd/2.4.9/radius.so):
+ *
+ * - It exports `void (*radius_attributes_hook)(VALUE_PAIR *)` and calls it
+ *   with the Access-Accept's attributes, before it parses them itself.
+ *   VALUE_PAIR is radiusclient's struct (radiusclient.h, not installed by
+ *   ppp-dev): declared below, its size checked at build time against the
+ *   offset of `next` the binary uses (0x138).
+ * - Integer attributes are in host order in `lvalue`; Framed-IP-Address
+ *   too (radius.so itself applies htonl).
+ * - The Acct-Session-Id comes from rc_mksid(), which it exports: it
+ *   formats "%08lX%04X%02hX" (time, pid, a counter) into one static buffer
+ *   and returns it.  But it formats with pppd's slprintf, which knows no
+ *   %lX or %hX: the id comes out as "%lX" + the time in hex + "%hX", the
+ *   same for every session started in the same second.  radius.so calls
+ *   it only from its ip-up notifier, just before Accounting-Start, and
+ *   keeps its copy; so we learn the buffer's address once (our call bumps
+ *   the counter, nothing else), empty it when a link starts and read it
+ *   after ip-up: pppd runs ip_up_hook after every ip-up notifier, whatever
+ *   the plugin order.
+ * - radius.so keeps MS-MPPE-Send/Recv-Key only when the reply also has a
+ *   non-zero MS-MPPE-Encryption-Policy.
+ * - radius.so replaces chap_verify_hook with its own, which blocks pppd
+ *   until the server answers or radius_retries * radius_timeout seconds
+ *   have passed; success or not is all it returns.  We wrap it: a failure
+ *   that took at least radius_timeout seconds (rc_conf_int, exported) was
+ *   an unanswered server; a quicker one a refusal (Access-Reject, or an
+ *   answer radius.so would not accept, which it logs itself).
+ */
+#include <pppd/pppd.h>
+#include <pppd/chap-new.h>
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+#include "radius-policy.h"
+
+#define PLUGIN "pptpd-policy"
+
+/* chap_ms.h declares it only under MPPE, which ppp-dev does not define;
+ * Debian's pppd 2.4.9 is built with MPPE. */
+extern int mppe_keys_set;
+
+/* radiusclient's attribute numbers (RFC 2865) and the Microsoft vendor
+ * attributes (RFC 2548). */
+#define RAD_VENDOR_NONE           (-1)
+#define RAD_VENDOR_MICROSOFT      311
+#define RAD_FRAMED_IP_ADDRESS     8
+#define RAD_MS_MPPE_ENC_POLICY    7
+#define RAD_MS_MPPE_ENC_TYPES     8
+#define RAD_MS_MPPE_SEND_KEY      16
+#define RAD_MS_MPPE_RECV_KEY      17
+/* Framed-IP-Address values that are not an address (RFC 2865 5.8). */
+#define RAD_IP_USER_CHOOSES       0xffffffffu
+#define RAD_IP_NAS_CHOOSES        0xfffffffeu
+
+#define RAD_NAME_LENGTH           32
+#define RAD_AUTH_STRING_LEN       253
+#define RAD_VP_NEXT_OFFSET        0x138   /* seen in rc_avpair_free */
+
+struct rad_value_pair {
+	char                   name[RAD_NAME_LENGTH + 1];
+	int                    attribute;
+	int                    vendorcode;
+	int                    type;
+	uint32_t               lvalue;
+	unsigned char          strvalue[RAD_AUTH_STRING_LEN + 1];
+	struct rad_value_pair *next;
+};
+_Static_assert(offsetof(struct rad_value_pair, next) == RAD_VP_NEXT_OFFSET,
+    "VALUE_PAIR layout differs from pppd 2.4.9's radius.so");
+
+typedef void rad_hook_fn(struct rad_value_pair *);
+typedef char *rad_mksid_fn(void);
+typedef int rad_conf_int_fn(char *);
+typedef int chap_verify_fn(char *, char *, int, struct chap_digest_type *,
+    unsigned char *, unsigned char *, char *, int);
+
+static int attached, present;
+static rad_hook_fn **hook_slot;
+static rad_hook_fn *prev_hook;
+static rad_conf_int_fn *conf_int;
+static chap_verify_fn *radius_verify;
+static char *sid_buf;              /* rc_mksid's static buffer */
+static char session_id[48];
+
+/* The last Access-Accept's attributes. */
+static struct {
+	int      have_policy, have_types;
+	uint32_t policy, types;
+	uint32_t framed_ip;            /* network order, 0: none */
+	int      send_key, recv_key;
+} got;
+static const char *auth_failure;
+static char auth_user[MAXNAMELEN];   /* the name that failed */
+
+static void
+attributes_hook(struct rad_value_pair *list)
+{
+	struct rad_value_pair *vp;
+
+	memset(&got, 0, sizeof(got));
+	for (vp = list; vp != NULL; vp = vp->next) {
+		/* The first of a repeated attribute counts: FreeRADIUS puts
+		 * the users file's before the ones its mschap module adds as
+		 * defaults. */
+		if (vp->vendorcode == RAD_VENDOR_MICROSOFT &&
+		    vp->attribute == RAD_MS_MPPE_ENC_POLICY) {
+			if (!got.have_policy)
+				got.policy = vp->lvalue;
+			got.have_policy = 1;
+		} else if (vp->vendorcode == RAD_VENDOR_MICROSOFT &&
+		    vp->attribute == RAD_MS_MPPE_ENC_TYPES) {
+			if (!got.have_types)
+				got.types = vp->lvalue;
+			got.have_types = 1;
+		} else if (vp->vendorcode == RAD_VENDOR_MICROSOFT &&
+		    vp->attribute == RAD_MS_MPPE_SEND_KEY) {
+			got.send_key = 1;
+		} else if (vp->vendorcode == RAD_VENDOR_MICROSOFT &&
+		    vp->attribute == RAD_MS_MPPE_RECV_KEY) {
+			got.recv_key = 1;
+		} else if (vp->vendorcode == RAD_VENDOR_NONE &&
+		    vp->attribute == RAD_FRAMED_IP_ADDRESS &&
+		    vp->lvalue != RAD_IP_USER_CHOOSES &&
+		    vp->lvalue != RAD_IP_NAS_CHOOSES)
+			got.framed_ip = htonl(vp->lvalue);
+	}
+	/* radius.so keeps the MPPE keys only with a non-zero policy; without
+	 * one it would drop them and no MPPE could start, whatever pptpd-peers
+	 * or pppd's options say.  It decrypts them after this hook and fails
+	 * the authentication if it cannot, so keys we vouch for here are
+	 * valid whenever the peer gets in. */
+	if (got.send_key && got.recv_key && !got.have_policy)
+		mppe_keys_set = 1;
+	if (prev_hook)
+		prev_hook(list);
+}
+
+static int
+verify_wrapper(char *name, char *ourname, int id,
+    struct chap_digest_type *digest, unsigned char *challenge,
+    unsigned char *response, char *message, int message_space)
+{
+	struct timespec t0, t1;
+	int ok, timeout;
+
+	auth_failure = NULL;
+	strlcpy(auth_user, name ? name : "", sizeof(auth_user));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ok = radius_verify(name, ourname, id, digest, challenge, response,
+	    message, message_space);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (ok)
+		return ok;
+	timeout = conf_int ? conf_int("radius_timeout") : 0;
+	if (timeout > 0 && t1.tv_sec - t0.tv_sec >= timeout)
+		auth_failure = "no answer from the RADIUS server";
+	else
+		auth_failure = "rejected by the RADIUS server";
+	error(PLUGIN ": %q: authentication failed: %s", name, auth_failure);
+	return ok;
+}
+
+void
+radius_policy_attach(void)
+{
+	rad_mksid_fn *mksid;
+
+	if (attached)
+		return;
+	attached = 1;
+	hook_slot = dlsym(RTLD_DEFAULT, "radius_attributes_hook");
+	if (hook_slot == NULL)
+		return;
+	present = 1;
+	prev_hook = *hook_slot;
+	*hook_slot = attributes_hook;
+	conf_int = (rad_conf_int_fn *)dlsym(RTLD_DEFAULT, "rc_conf_int");
+	mksid = (rad_mksid_fn *)dlsym(RTLD_DEFAULT, "rc_mksid");
+	if (mksid != NULL)
+		sid_buf = mksid();
+	/* radius.so set chap_verify_hook in its plugin_init; a plugin loaded
+	 * after us may have replaced it since: then it is not radius.so's
+	 * and we leave it alone. */
+	if (chap_verify_hook != NULL &&
+	    dlsym(RTLD_DEFAULT, "radius_logged_in_user") != NULL) {
+		radius_verify = chap_verify_hook;
+		chap_verify_hook = verify_wrapper;
+	}
+	info(PLUGIN ": radius.so found: reading its attributes%s",
+	    sid_buf ? " and Acct-Session-Id" : "");
+}
+
+int
+radius_policy_present(void)
+{
+	return present;
+}
+
+void
+radius_policy_reset(void)
+{
+	memset(&got, 0, sizeof(got));
+	session_id[0] = '\0';
+	auth_failure = NULL;
+	/* Emptied: whatever is in it after ip-up is this link's id. */
+	if (sid_buf)
+		sid_buf[0] = '\0';
+}
+
+int
+radius_mppe_translate(uint32_t policy, int have_types, uint32_t types,
+    struct radius_mppe *out)
+{
+	unsigned usable;
+
+	memset(out, 0, sizeof(*out));
+	/* Absent types: any strength pppd can do (RFC 2548 gives no default;
+	 * the policy alone still says whether encryption is required). */
+	usable = have_types ? types & (RADIUS_MPPE_TYPE_40 | RADIUS_MPPE_TYPE_128) :
+	    RADIUS_MPPE_TYPE_40 | RADIUS_MPPE_TYPE_128;
+	out->types = usable;
+	slprintf(out->src, sizeof(out->src),
+	    "RADIUS MS-MPPE-Encryption-Policy %u", (unsigned)policy);
+	if (have_types) {
+		size_t n = strlen(out->src);
+		slprintf(out->src + n, sizeof(out->src) - n,
+		    " Types 0x%x", (unsigned)types);
+	}
+	switch (policy) {
+	case RADIUS_MPPE_POLICY_REQUIRED:
+		if (usable == 0)
+			return -1;   /* required, with nothing we can do */
+		out->policy = usable == RADIUS_MPPE_TYPE_128 ? PEERS_REQUIRE_128 :
+		    PEERS_REQUIRE;
+		return 1;
+	case RADIUS_MPPE_POLICY_ALLOWED:
+		out->policy = usable ? PEERS_ALLOW : PEERS_DENY;
+		return 1;
+	}
+	return 0;        /* not an RFC 2548 value: as if absent */
+}
+
+int
+radius_policy_mppe(struct radius_mppe *out)
+{
+	int r;
+
+	if (!present || !got.have_policy)
+		return 0;
+	r = radius_mppe_translate(got.policy, got.have_types, got.types, out);
+	if (r == 0)
+		warn(PLUGIN ": ignoring MS-MPPE-Encryption-Policy %u (not 1 or 2)",
+		    (unsigned)got.policy);
+	return r;
+}
+
+const char *
+radius_policy_session_id(void)
+{
+	/* Filled since the link began: radius.so made the id of its
+	 * Accounting-Start. */
+	if (sid_buf && session_id[0] == '\0' && sid_buf[0] != '\0')
+		strlcpy(session_id, sid_buf, sizeof(session_id));
+	return session_id;
+}
+
+uint32_t
+radius_policy_framed_ip(void)
+{
+	return got.framed_ip;
+}
+
+const char *
+radius_policy_auth_failure(void)
+{
+	return auth_failure;
+}
+
+const char *
+radius_policy_auth_user(void)
+{
+	return auth_user;
+}
