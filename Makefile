@@ -116,6 +116,7 @@ tests/unit/test_daemon: tests/fixtures/fixed-getrandom.so
 unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 	$(MAKE) -C plugin check
+	tests/unit/test_load_badinput.py
 	python3 regress/test_stats.py
 	python3 regress/test_releases.py
 	python3 regress/test_spec.py

@@ -566,7 +566,8 @@ const char *session_reason_str(const struct session *s, char *buf,
 	case SR_TCP_CLOSED: return s->was_up ? "tcp-closed-by-server" :
 	    "tcp-closed-mid-setup";
 	case SR_TCP_ERROR: return "tcp-error";
-	case SR_CTRL: return ctrl_reason_str(s->ctrl_reason);
+	case SR_CTRL:
+		return ctrl_reason_format(&s->ctrl, s->ctrl_reason, buf, len);
 	case SR_PPP:
 		snprintf(buf, len, "ppp-%s", ppp_reason_str(s->ppp_reason));
 		return buf;
