@@ -233,7 +233,8 @@ def main():
                             "--source", "127.0.0.10-127.0.0.17",
                             "--setup-timeout", "3"], deadline)
     check(rc == 1, "hostile server: exit status 1 (no session up; no crash), got %d" % rc)
-    check("ERROR: AddressSanitizer" not in out and "runtime error" not in out,
+    check("ERROR: AddressSanitizer" not in out and
+          "ERROR: LeakSanitizer" not in out and "runtime error" not in out,
           "hostile server: no sanitizer report")
     check(wall <= deadline + SLACK_S,
           "hostile server: the run ended by its deadline (%.2f s <= %d + %.1f s)"
