@@ -189,11 +189,12 @@ static void ccp_opened(struct ppp *p)
 	p->facts.mppe_bits = bits;
 	p->facts.mppe_stateful = stateful;
 	step(p, "ccp");
-	/* Windows' early IPCP request got pppd's Terminate-Ack: ask again
-	 * now rather than at the restart timer (3 s later), as Windows'
-	 * retry comes at once */
+	/* Windows' early IPCP and IPV6CP requests got pppd's Terminate-Ack:
+	 * ask again now rather than at the restart timer (3 s later) */
 	if (p->ipcp_started && p->ipcp.fsm.state == FSM_REQSENT)
 		p->ipcp.fsm.deadline = p->now ? p->now : 1;
+	if (p->cfg.ipv6cp && p->ipv6cp.fsm.state == FSM_REQSENT)
+		p->ipv6cp.fsm.deadline = p->now ? p->now : 1;
 	ipcp_start(p);
 	check_up(p);
 }
