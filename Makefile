@@ -116,6 +116,7 @@ tests/unit/test_daemon: tests/fixtures/fixed-getrandom.so
 unit: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 	$(MAKE) -C plugin check
+	tests/unit/test_load_badinput.py
 	python3 regress/test_stats.py
 	python3 regress/test_releases.py
 	python3 regress/test_spec.py
@@ -144,10 +145,16 @@ client/pptp-echo: $(ECHO_OBJ) common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(ECHO_OBJ) common/libcommon.a
 tests/unit/test_load_%: tests/unit/test_load_%.c $(LOAD_TEST_OBJ) common/libcommon.a .build-flags
 	$(CC) -Iclient $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(LOAD_TEST_OBJ) common/libcommon.a $(ALL_LDFLAGS) -lcmocka
+# The whole send path per packet on one core (client/bench_load.c).
+client/bench_load: client/bench_load.c client/grelink.o client/ipudp.o client/libppp.a gre/libgre.a common/libcommon.a .build-flags
+	$(CC) -Iclient $(ALL_CFLAGS) -o $@ $< client/grelink.o client/ipudp.o client/libppp.a gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
+bench-load: client/bench_load
+	client/bench_load
+.PHONY: bench-load
 clean: clean-load
 .PHONY: clean-load
 clean-load:
-	rm -f $(LOAD_OBJ) $(ECHO_OBJ) client/pptp-load client/pptp-echo
+	rm -f $(LOAD_OBJ) $(ECHO_OBJ) client/pptp-load client/pptp-echo client/bench_load
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.

@@ -56,9 +56,12 @@ static int ccp_req_check(struct fsm *f, const uint8_t *p, size_t len,
 		seen = 1;
 		bits = be32_get(o + 2);
 		s = bits & MPPE_STRENGTHS;
-		h = bits & MPPE_OPT_STATELESS;
-		if (!c->stateful_ok)
-			h = MPPE_OPT_STATELESS;
+		/* Both directions run one mode (RFC 3078 2.1 defines H per
+		 * direction, but pppd and Windows agree on one): ours. pppd
+		 * asks for stateless first and takes our Nak for stateful
+		 * unless it refuses stateful mode; when it Naks ours back to
+		 * stateless, ccp_nak_recv() settles for that. */
+		h = c->want & MPPE_OPT_STATELESS;
 		want = pick(c, s) | h;
 		if (bits == want && want & MPPE_STRENGTHS) {
 			c->peer = bits;

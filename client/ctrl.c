@@ -31,6 +31,25 @@ const char *ctrl_reason_str(enum ctrl_reason r)
 	return (unsigned)r < CTRL__COUNT ? reasons[r] : "unknown";
 }
 
+const char *ctrl_reason_format(const struct ctrl *c, enum ctrl_reason r,
+    char *buf, size_t len)
+{
+	if (r == CTRL_SCCRP_REFUSED)
+		snprintf(buf, len, "%s(result %u, error %u)", ctrl_reason_str(r),
+		    c->refused_result, c->refused_error);
+	else if (r == CTRL_OCRP_REFUSED)
+		snprintf(buf, len, "%s(result %u, error %u, cause %u)",
+		    ctrl_reason_str(r), c->refused_result, c->refused_error,
+		    c->refused_cause);
+	else if (r == CTRL_CLEARED)
+		snprintf(buf, len, "%s(result %u, error %u, cause %u)",
+		    ctrl_reason_str(r), c->cdn_result, c->cdn_error,
+		    c->cdn_cause);
+	else
+		snprintf(buf, len, "%s", ctrl_reason_str(r));
+	return buf;
+}
+
 void ctrl_init(struct ctrl *c, const struct ctrl_config *cfg,
     const struct ctrl_ops *ops, void *arg)
 {
@@ -158,7 +177,10 @@ void ctrl_send_sli(struct ctrl *c)
 
 static void on_sccrp(struct ctrl *c, const struct pptp_msg *m, uint64_t now)
 {
+	c->seen |= CTRL_SEEN_SCCRP;
 	if (m->u.sccr.result != PPTP_SCCRP_OK) {
+		c->refused_result = m->u.sccr.result;
+		c->refused_error = m->u.sccr.error;
 		finish(c, CTRL_SCCRP_REFUSED);
 		return;
 	}
@@ -177,9 +199,13 @@ static void on_ocrp(struct ctrl *c, const struct pptp_msg *m)
 		return;
 	}
 	if (m->u.ocrp.result != PPTP_OCRP_CONNECTED) {
+		c->refused_result = m->u.ocrp.result;
+		c->refused_error = m->u.ocrp.error;
+		c->refused_cause = m->u.ocrp.cause;
 		finish(c, CTRL_OCRP_REFUSED);
 		return;
 	}
+	c->seen |= CTRL_SEEN_OCRP;
 	c->peer_call_id = m->u.ocrp.call_id;
 	c->state = CTRL_ST_UP;
 	c->deadline = 0;
@@ -215,8 +241,30 @@ static void after_cdn(struct ctrl *c, uint64_t now)
 	send_simple(c, PPTP_STOPCCRQ);
 }
 
+/* Note what the server sent: the report shows it per session. */
+static void note(struct ctrl *c, const struct pptp_msg *m)
+{
+	switch (m->type) {
+	case PPTP_CDN:
+		if (c->seen & CTRL_SEEN_CDN)
+			return;
+		c->seen |= CTRL_SEEN_CDN;
+		c->cdn_result = m->u.cdn.result;
+		c->cdn_error = m->u.cdn.error;
+		c->cdn_cause = m->u.cdn.cause;
+		return;
+	case PPTP_STOPCCRP:
+		c->seen |= CTRL_SEEN_STOPCCRP;
+		return;
+	case PPTP_STOPCCRQ:
+		c->seen |= CTRL_SEEN_STOPCCRQ;
+		return;
+	}
+}
+
 static void dispatch(struct ctrl *c, const struct pptp_msg *m, uint64_t now)
 {
+	note(c, m);
 	switch (m->type) {
 	case PPTP_ECHORQ:
 		on_echo_request(c, m);

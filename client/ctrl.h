@@ -64,9 +64,23 @@ struct ctrl {
 	uint64_t deadline;       /* of the current wait, 0: none */
 	uint64_t idle_since;     /* last message from the server */
 	uint64_t echo_sent;      /* 0: no Echo-Request outstanding */
+	/* What the server said, for the report: the messages seen
+	 * (CTRL_SEEN_*), the codes of a refusal (SCCRP or OCRP result, error
+	 * and, for OCRP, cause), and the Call-Disconnect-Notify's. */
+	unsigned seen;
+	uint8_t refused_result, refused_error;
+	uint16_t refused_cause;
+	uint8_t cdn_result, cdn_error;
+	uint16_t cdn_cause;
 	uint16_t rx_len;
 	uint8_t rx[PPTP_MAX_MSG_LEN];
 };
+
+#define CTRL_SEEN_SCCRP    0x01u
+#define CTRL_SEEN_OCRP     0x02u   /* connected */
+#define CTRL_SEEN_CDN      0x04u
+#define CTRL_SEEN_STOPCCRP 0x08u
+#define CTRL_SEEN_STOPCCRQ 0x10u
 
 /* Wire values of the two profiles (REFERENCE.md section 3 for Windows; the
  * Linux values were captured from pptp-linux 1.10 against a listener). */
@@ -116,6 +130,10 @@ void ctrl_send_sli(struct ctrl *c);
 /* Tear down: CCRQ (while a call is up), then StopCCRQ (Windows) or the
  * close of TCP (Linux, which sends no StopCCRQ). ops->done follows. */
 void ctrl_close(struct ctrl *c, uint64_t now_ms);
+/* Why it ended, with the server's codes where it refused
+ * ("ocrp-refused(result 2, error 0, cause 0)"): into buf, returned. */
+const char *ctrl_reason_format(const struct ctrl *c, enum ctrl_reason r,
+    char *buf, size_t len);
 /* Timeouts and our Echo-Request; returns the next deadline (0: none). */
 uint64_t ctrl_timer(struct ctrl *c, uint64_t now_ms);
 

@@ -576,6 +576,7 @@ static int setup(struct run *r)
 	r->env.rtt = calloc(STREAMS_MAX, sizeof(struct hist));
 	r->env.target = r->o.target;
 	r->env.target_port = r->o.target_port;
+	r->env.run_tag = (uint8_t)random();
 	r->env.on_up = on_up;
 	r->env.on_end = on_end;
 	r->env.tun_input = tun_input;

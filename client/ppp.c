@@ -49,6 +49,9 @@ struct ppp {
 	uint8_t depth;               /* nesting of public calls */
 	uint8_t up_sent, down_pending, down_sent;
 	uint8_t use_ccp, ccp_done, ipcp_started;
+	/* the text of the server's first LCP Terminate-Request (pppd puts
+	 * its reason there: "MPPE required but peer negotiation failed") */
+	char peer_msg[PPP_PEER_MSG_MAX];
 	char strings[];              /* user NUL password NUL */
 };
 
@@ -186,6 +189,12 @@ static void ccp_opened(struct ppp *p)
 	p->facts.mppe_bits = bits;
 	p->facts.mppe_stateful = stateful;
 	step(p, "ccp");
+	/* Windows' early IPCP and IPV6CP requests got pppd's Terminate-Ack:
+	 * ask again now rather than at the restart timer (3 s later) */
+	if (p->ipcp_started && p->ipcp.fsm.state == FSM_REQSENT)
+		p->ipcp.fsm.deadline = p->now ? p->now : 1;
+	if (p->cfg.ipv6cp && p->ipv6cp.fsm.state == FSM_REQSENT)
+		p->ipv6cp.fsm.deadline = p->now ? p->now : 1;
 	ipcp_start(p);
 	check_up(p);
 }
@@ -473,12 +482,41 @@ static void input_ncp(struct ppp *p, struct fsm *f, const uint8_t *d,
 		p->stats.bad_frames++;
 }
 
+/* Keep the reason text of the server's first Terminate-Request, with
+ * anything outside printable ASCII replaced (it comes from the network
+ * and ends up in the report). */
+static void note_terminate(struct ppp *p, const uint8_t *d, size_t len)
+{
+	size_t plen, n;
+
+	if (len < FSM_HDR_LEN || d[0] != FSM_TERMREQ || p->peer_msg[0])
+		return;
+	plen = be16_get(d + 2);
+	if (plen < FSM_HDR_LEN || plen > len)
+		return;
+	n = plen - FSM_HDR_LEN;
+	if (n > sizeof(p->peer_msg) - 1)
+		n = sizeof(p->peer_msg) - 1;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = d[FSM_HDR_LEN + i];
+		p->peer_msg[i] = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ?
+		    (char)c : '?';
+	}
+	p->peer_msg[n] = '\0';
+}
+
+const char *ppp_peer_message(const struct ppp *p)
+{
+	return p->peer_msg;
+}
+
 static void dispatch(struct ppp *p, uint16_t proto, const uint8_t *d,
     size_t len)
 {
 	switch (proto) {
 	case PPP_LCP:
 		input_protrej(p, d, len);
+		note_terminate(p, d, len);
 		if (fsm_input(&p->lcp.fsm, d, len, p->now) < 0)
 			p->stats.bad_frames++;
 		if (lcp_auth_refused(&p->lcp))

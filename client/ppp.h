@@ -106,6 +106,11 @@ uint64_t ppp_timer(struct ppp *ppp, uint64_t now_ms);
 /* LCP Terminate-Request; ops->down follows with PPP_REASON_LOCAL_CLOSE. */
 void ppp_close(struct ppp *ppp, uint64_t now_ms);
 
+/* The text of the server's LCP Terminate-Request ("" when none came, or it
+ * had none), printable ASCII only, at most PPP_PEER_MSG_MAX - 1 bytes. */
+#define PPP_PEER_MSG_MAX 48
+const char *ppp_peer_message(const struct ppp *ppp);
+
 /* Counters for the summary. */
 struct ppp_stats {
 	uint64_t bad_frames;     /* unparseable or unknown protocol */

@@ -7,7 +7,7 @@
 #define REASONS_MAX 32
 
 struct reason_count {
-	char name[48];
+	char name[80];
 	unsigned n;
 };
 
@@ -38,7 +38,7 @@ static void count_reason(struct reason_count *t, unsigned *n, const char *name)
 
 static void totals_add(struct totals *t, const struct session *ss, unsigned n)
 {
-	char buf[64];
+	char buf[80];
 
 	memset(t, 0, sizeof(*t));
 	hist_init(&t->setup);
@@ -222,7 +222,7 @@ static void json_result(FILE *f, const struct stream_result *x)
 static void json_session(FILE *f, const struct report_run *r,
     const struct session *s)
 {
-	char buf[64], a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+	char buf[80], a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
 
 	inet_ntop(AF_INET, &s->src, a, sizeof(a));
 	inet_ntop(AF_INET, &s->facts.local, b, sizeof(b));
@@ -240,6 +240,20 @@ static void json_session(FILE *f, const struct report_run *r,
 			fprintf(f, ", \"dns\": \"%s\"", b);
 		}
 	}
+	/* the control messages the server sent: SCCRP and OCRP (connected),
+	 * the Call-Disconnect-Notify with its codes, StopCCRP */
+	const struct ctrl *c = &s->ctrl;
+	fprintf(f, ", \"ctrl\": {\"sccrp\": %s, \"ocrp\": %s, \"cdn\": %s",
+	    c->seen & CTRL_SEEN_SCCRP ? "true" : "false",
+	    c->seen & CTRL_SEEN_OCRP ? "true" : "false",
+	    c->seen & CTRL_SEEN_CDN ? "true" : "false");
+	if (c->seen & CTRL_SEEN_CDN)
+		fprintf(f, ", \"cdn_result\": %u, \"cdn_error\": %u, "
+		    "\"cdn_cause\": %u", c->cdn_result, c->cdn_error,
+		    c->cdn_cause);
+	fprintf(f, ", \"stopccrp\": %s, \"stopccrq\": %s}",
+	    c->seen & CTRL_SEEN_STOPCCRP ? "true" : "false",
+	    c->seen & CTRL_SEEN_STOPCCRQ ? "true" : "false");
 	fprintf(f, ", \"steps_ms\": {");
 	int first = 1;
 	for (unsigned k = 0; k < SESSION_STEPS; k++)

@@ -158,8 +158,12 @@ static void start_streams(struct session *s, uint64_t now)
 	if (!s->streams)
 		return;
 	for (unsigned j = 0; j < s->env->nspecs; j++) {
+		/* the run's tag keeps a long-running pptp-echo from taking
+		 * this run's streams for an earlier run's (same tunnel address
+		 * and ports); the low byte is the stream's index */
 		stream_init(&s->streams[j], &s->env->specs[j],
-		    (uint32_t)(s->idx << 8 | j), &s->env->rtt[j]);
+		    (uint32_t)s->env->run_tag << 24 |
+		    (uint32_t)(s->idx & 0xffff) << 8 | j, &s->env->rtt[j]);
 		stream_start(&s->streams[j], now);
 	}
 }
@@ -219,6 +223,8 @@ static void ppp_down(void *arg, enum ppp_reason r)
 	}
 	/* the server ended PPP, or setup failed: clear the call ourselves */
 	s->ppp_reason = r;
+	snprintf(s->peer_msg, sizeof(s->peer_msg), "%s",
+	    ppp_peer_message(s->ppp));
 	s->reason = SR_PPP;
 	if (s->was_up)
 		s->lost_after_up = 1;
@@ -566,9 +572,15 @@ const char *session_reason_str(const struct session *s, char *buf,
 	case SR_TCP_CLOSED: return s->was_up ? "tcp-closed-by-server" :
 	    "tcp-closed-mid-setup";
 	case SR_TCP_ERROR: return "tcp-error";
-	case SR_CTRL: return ctrl_reason_str(s->ctrl_reason);
+	case SR_CTRL:
+		return ctrl_reason_format(&s->ctrl, s->ctrl_reason, buf, len);
 	case SR_PPP:
-		snprintf(buf, len, "ppp-%s", ppp_reason_str(s->ppp_reason));
+		if (s->ppp_reason == PPP_REASON_PEER_TERMINATE && s->peer_msg[0])
+			snprintf(buf, len, "ppp-%s(%s)",
+			    ppp_reason_str(s->ppp_reason), s->peer_msg);
+		else
+			snprintf(buf, len, "ppp-%s",
+			    ppp_reason_str(s->ppp_reason));
 		return buf;
 	case SR_SETUP_TIMEOUT: return "setup-timeout";
 	case SR_CLOSE_TIMEOUT: return "close-timeout";

@@ -51,6 +51,7 @@ struct session_env {
 	struct hist *rtt;            /* one per spec */
 	struct in_addr target;
 	uint16_t target_port;
+	uint8_t run_tag;             /* random per run: the streams' ids */
 	/* called when a session comes up and when it ends */
 	void (*on_up)(void *arg, struct session *s);
 	void (*on_end)(void *arg, struct session *s);
@@ -94,6 +95,7 @@ struct session {
 	uint8_t *txbuf;              /* control bytes the socket did not take */
 	size_t ppp_bytes;            /* ppp_memory() when it came up */
 	char guid[40];
+	char peer_msg[PPP_PEER_MSG_MAX];  /* the server's LCP Terminate text */
 };
 
 void session_init(struct session *s, struct session_env *env, unsigned idx,

@@ -73,6 +73,8 @@ struct srv {
 	int ccp_stateful;
 	int no_ccp;            /* sends no CCP at all */
 	int fail_auth, bad_authresp, silent;
+	int pppd_stateful;     /* as pppd without refuse-mppe-stateful: asks
+	                          stateless, takes stateful when offered */
 	int lcp_req_sent, lcp_acked, lcp_ack_sent, auth_sent;
 	int lcp_reqs, cbcp_first, cbcp_later;
 	char ident[64];
@@ -327,8 +329,27 @@ static void srv_lcp(const uint8_t *d, size_t len)
 	srv_maybe_auth();
 }
 
+/* pppd takes stateful mode from the peer's request, or from its Nak of
+ * our stateless one (then it asks again, stateful). Returns 1 when the
+ * packet was that Nak. */
+static int srv_ccp_adopt_stateful(const uint8_t *d, size_t len)
+{
+	static const uint8_t req[6] = { 18, 6, 0, 0, 0, 0x40 };
+
+	if (!S.pppd_stateful || len != 4 + 6 || d[4] != 18 || (d[6] & 1) ||
+	    (d[0] != 1 && d[0] != 3))
+		return 0;
+	S.ccp_stateful = 1;
+	if (d[0] != 3)
+		return 0;
+	srv_send(P_CCP, 1, 2, req, sizeof(req));
+	return 1;
+}
+
 static void srv_ccp(const uint8_t *d, size_t len)
 {
+	if (srv_ccp_adopt_stateful(d, len))
+		return;
 	const uint8_t *o = d + 4;
 	uint8_t want[6] = { 18, 6, S.ccp_stateful ? 0 : 1, 0, 0,
 	    S.ccp_bits == 128 ? 0x40 : 0x20 };
@@ -705,6 +726,35 @@ static void test_stateful_40_loss(void **state)
 	assert_int_equal(S.ip_rx, 1);
 }
 
+/* The client asks stateful; the server (pppd without
+ * refuse-mppe-stateful) asks stateless: the client Naks it to stateful,
+ * both directions run stateful. */
+static void test_stateful_nak_to_pppd(void **state)
+{
+	struct ppp_config c = cfg_windows();
+	uint8_t ip[200];
+
+	(void)state;
+	c.windows = 0;
+	c.ipv6cp = 0;
+	c.mppe_stateful = 1;
+	S.ccp_bits = 128;
+	S.pppd_stateful = 1;
+	start(&c);
+	assert_int_equal(up_count, 1);
+	assert_int_equal(facts.mppe_bits, 128);
+	assert_int_equal(facts.mppe_stateful, 1);
+	assert_int_equal(S.ccp_stateful, 1);
+	ip_packet(ip, sizeof(ip), 0x42);
+	assert_int_equal(ppp_send_ip(C, ip, sizeof(ip)), 0);
+	pump();
+	assert_int_equal(S.ip_rx, 1);
+	assert_memory_equal(S.last_ip, ip, sizeof(ip));
+	srv_send_ip(ip, sizeof(ip), 1);
+	pump();
+	assert_int_equal(rx_ip_count, 1);
+}
+
 static void expect_down(const struct ppp_config *c, enum ppp_reason r)
 {
 	start(c);
@@ -946,6 +996,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_windows_profile_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stateful_40_loss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stateful_nak_to_pppd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auth_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_authenticator, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lcp_timeout, setup, teardown),
