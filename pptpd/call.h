@@ -1,6 +1,6 @@
 /* A call: one pppd, its address pair and its data path: a pty bridged to
- * our GRE engine, or (datapath kernel) the kernel's PPTP channel, which the
- * plugin opens inside pppd (plugin/channel.c). */
+ * our GRE engine, or (datapath kernel) the kernel's PPTP channel, whose
+ * socket pptpd connects and pppd's plugin takes over (plugin/channel.c). */
 #ifndef PPTPD_CALL_H
 #define PPTPD_CALL_H
 

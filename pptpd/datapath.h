@@ -11,7 +11,7 @@
  * `datapath kernel` was asked for and the kernel has no PPTP channel.
  * For kernel and auto the pptp module is loaded (modprobe) if a socket of
  * its family cannot be had at first. `noplugin` makes auto the engine (the
- * plugin is what opens the channel). Logs the choice. */
+ * plugin is what makes the channel pppd's). Logs the choice. */
 int datapath_choose(int conf_datapath, int noplugin, char *err, size_t errlen);
 
 /* Can a PPTP channel socket be opened right now? 0, or an errno. */
