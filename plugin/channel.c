@@ -5,10 +5,12 @@
  *
  * pptpd has answered the call and starts pppd without a tty, with
  * `pptpd-kernel` (channel.h). Parsing the option makes our channel
- * pppd's: pppd then calls our connect(), which binds a PPTP socket to our
- * Call ID and local address and connects it to the peer's; from then on
- * the kernel carries the call's GRE in both directions, and pppd attaches
- * the socket's PPP channel to a unit like any other (generic_establish_ppp
+ * pppd's: pppd then calls our connect(), which takes the PPTP socket
+ * pptpd opened, bound to our Call ID and local address and connected to
+ * the peer's before it answered (`pptpd-kernel-fd`), or without that
+ * option opens, binds and connects one itself. From then on the kernel
+ * carries the call's GRE in both directions, and pppd attaches the
+ * socket's PPP channel to a unit like any other (generic_establish_ppp
  * asks for its index with PPPIOCGCHAN).
  *
  * The channel is synchronous: no ACCM, and the kernel puts the address and
@@ -20,6 +22,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>   /* before the kernel's headers, which defer to it */
 #include <linux/if_pppox.h>
 #include <linux/ppp-ioctl.h>
@@ -41,15 +45,23 @@ struct channel_spec {
 
 static struct channel_spec spec;
 static char *opt_kernel;           /* the option's text, for pppd's dump */
+static char *opt_kernel_fd;
+static int given_fd = -1;          /* pptpd's socket, until connect takes it */
 static int chan_fd = -1;
 
 static int set_kernel(char **argv);
+static int set_kernel_fd(char **argv);
 
 static option_t channel_options[] = {
 	{ .name = "pptpd-kernel", .type = o_special, .addr = (void *)set_kernel,
 	  .description = "pptpd: carry this call on the kernel's PPTP channel "
 	  "(OUR-ID,PEER-ID,LOCAL-ADDR,PEER-ADDR)",
 	  .flags = OPT_PRIV | OPT_DEVNAM | OPT_A2STRVAL, .addr2 = &opt_kernel },
+	{ .name = "pptpd-kernel-fd", .type = o_special,
+	  .addr = (void *)set_kernel_fd,
+	  .description = "pptpd: the call's PPTP socket, already connected, "
+	  "is this inherited descriptor",
+	  .flags = OPT_PRIV | OPT_A2STRVAL, .addr2 = &opt_kernel_fd },
 	{ .name = NULL }
 };
 
@@ -139,6 +151,28 @@ set_kernel(char **argv)
 	return 1;
 }
 
+/* A descriptor pptpd left open for us: not one of stdin, stdout, stderr. */
+static int
+set_kernel_fd(char **argv)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(*argv, &end, 10);
+	if (**argv < '0' || **argv > '9' || errno != 0 || *end != '\0' ||
+	    v <= STDERR_FILENO || v > INT_MAX) {
+		option_error(PLUGIN ": pptpd-kernel-fd %s: not a descriptor "
+		    "above 2", *argv);
+		return 0;
+	}
+	free(opt_kernel_fd);
+	if ((opt_kernel_fd = strdup(*argv)) == NULL)
+		novm("pptpd-kernel-fd");
+	given_fd = (int)v;
+	return 1;
+}
+
 static void
 channel_nothing(void)
 {
@@ -160,30 +194,77 @@ addr_fill(struct sockaddr_pppox *sa, uint16_t call_id, struct in_addr a)
 	sa->sa_addr.pptp.sin_addr = a;
 }
 
-/* Bind our end, connect the peer's, check it is a PPP channel. One exit
- * logs the one reason. */
+/* Bind our end, connect the peer's: fd, or -1 with *reason set. */
 static int
-channel_connect(void)
+channel_open(const char **reason)
 {
 	struct sockaddr_pppox sa;
-	const char *reason;
-	int fd, idx, err;
+	int fd, err;
 
 	fd = socket(AF_PPPOX, SOCK_STREAM | SOCK_CLOEXEC, PX_PROTO_PPTP);
 	if (fd < 0) {
-		reason = "cannot open a PPTP socket (is the pptp module loaded?)";
-		goto fail;
+		*reason = "cannot open a PPTP socket (is the pptp module loaded?)";
+		return -1;
 	}
 	addr_fill(&sa, spec.our_id, spec.local);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		reason = "cannot bind our Call ID and address";
+		*reason = "cannot bind our Call ID and address";
 		goto fail;
 	}
 	addr_fill(&sa, spec.peer_id, spec.peer);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		reason = "cannot connect to the peer's Call ID and address";
+		*reason = "cannot connect to the peer's Call ID and address";
 		goto fail;
 	}
+	return fd;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+/* pptpd's socket: it must be the PPTP socket of this call (a wrong one
+ * would carry another call's GRE), and pppd's scripts must not inherit it.
+ * 0, or -1 with *reason set. */
+static int
+channel_adopt(int fd, const char **reason)
+{
+	struct sockaddr_pppox sa;
+	socklen_t len = sizeof(sa);
+
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		*reason = "pptpd-kernel-fd: no such descriptor";
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ||
+	    len < sizeof(sa) || sa.sa_family != AF_PPPOX ||
+	    sa.sa_protocol != PX_PROTO_PPTP ||
+	    sa.sa_addr.pptp.call_id != spec.our_id) {
+		*reason = "pptpd-kernel-fd: not the PPTP socket of this call";
+		if (errno == 0)
+			errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The call's socket, pptpd's or our own; check it is a PPP channel. One
+ * exit logs the one reason. */
+static int
+channel_connect(void)
+{
+	const char *reason;
+	int fd, idx, err;
+
+	if ((fd = given_fd) >= 0) {
+		given_fd = -1;   /* ours to close from here on */
+		errno = 0;
+		if (channel_adopt(fd, &reason) < 0)
+			goto fail;
+	} else if ((fd = channel_open(&reason)) < 0)
+		goto fail;
 	if (ioctl(fd, PPPIOCGCHAN, &idx) < 0) {
 		reason = "no PPP channel on the socket (PPPIOCGCHAN)";
 		goto fail;
@@ -192,8 +273,9 @@ channel_connect(void)
 	char l[INET_ADDRSTRLEN], p[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &spec.local, l, sizeof(l));
 	inet_ntop(AF_INET, &spec.peer, p, sizeof(p));
-	info(PLUGIN ": kernel PPTP channel %d: call %u at %s to call %u at %s",
-	    idx, spec.our_id, l, spec.peer_id, p);
+	info(PLUGIN ": kernel PPTP channel %d: call %u at %s to call %u at %s%s",
+	    idx, spec.our_id, l, spec.peer_id, p,
+	    opt_kernel_fd != NULL ? " (socket from pptpd)" : "");
 	return fd;
 fail:
 	err = errno;

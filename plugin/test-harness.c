@@ -706,6 +706,31 @@ main(int argc, char **argv)
 	CHECK(the_channel && the_channel->establish_ppp == generic_establish_ppp);
 	CHECK(strcmp(devnam, "pptp-call-4711") == 0);
 
+	fprintf(stderr, "== pptpd-kernel-fd: pptpd's socket, checked\n");
+	CHECK(set_opt("pptpd-kernel-fd", "2") == 0);
+	CHECK(set_opt("pptpd-kernel-fd", "-5") == 0);
+	CHECK(set_opt("pptpd-kernel-fd", "3x") == 0);
+	CHECK(set_opt("pptpd-kernel-fd", "99999999999") == 0);
+	CHECK(strstr(logbuf, "pptpd-kernel-fd 3x: not a descriptor above 2"));
+	/* A descriptor that is not the call's PPTP socket is refused, and
+	 * closed: pppd must not carry the call on something else. */
+	int sv[2];
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	char num[16];
+	snprintf(num, sizeof(num), "%d", sv[0]);
+	CHECK(set_opt("pptpd-kernel-fd", num) == 1);
+	logbuf[0] = '\0';
+	CHECK(the_channel && the_channel->connect() == -1);
+	CHECK(strstr(logbuf, "call 4711: pptpd-kernel-fd: not the PPTP "
+	    "socket of this call") != NULL);
+	CHECK(fcntl(sv[0], F_GETFD) == -1 && errno == EBADF);
+	close(sv[1]);
+	/* Nor one that is not open. */
+	CHECK(set_opt("pptpd-kernel-fd", num) == 1);
+	logbuf[0] = '\0';
+	CHECK(the_channel && the_channel->connect() == -1);
+	CHECK(strstr(logbuf, "pptpd-kernel-fd: no such descriptor") != NULL);
+
 	unlink(peers_file);
 	n = failures;
 	printf("plugin harness: %d passed, %d failed\n", checks - n, n);

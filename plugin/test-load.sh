@@ -54,7 +54,12 @@ expect "missing peers file: exit 2" 2 \
 	"pptpd-policy: $tmp/none: cannot open" -- \
 	plugin "$so" pptpd-peers "$tmp/none" --version
 expect "the kernel channel's option is taken by pppd" 0 'pppd version' -- \
-	plugin "$so" nodetach pptpd-kernel 4711,33,198.18.0.1,198.18.0.2 --version
+	plugin "$so" nodetach pptpd-kernel 4711,33,198.18.0.1,198.18.0.2 \
+	pptpd-kernel-fd 3 --version
+expect "a bad descriptor for the kernel channel: exit 2" 2 \
+	'pptpd-kernel-fd 1: not a descriptor above 2' -- \
+	plugin "$so" pptpd-kernel 4711,33,198.18.0.1,198.18.0.2 \
+	pptpd-kernel-fd 1 --version
 expect "a bad kernel channel option: exit 2" 2 \
 	'pptpd-kernel 4711,33,198.18.0.1: fewer than four fields' -- \
 	plugin "$so" pptpd-kernel 4711,33,198.18.0.1 --version

@@ -27,6 +27,7 @@
 #include "call.h"
 #include "client.h"
 #include "ctrl.h"
+#include "datapath.h"
 #include "gre.h"
 #include "msg.h"
 #include "pool.h"
@@ -117,6 +118,10 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
 		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%u,%u,%s,%s",
 		    in->call_id, in->peer_call_id, self, client)) == NULL)
 			return -1;
+		argv[argc++] = "pptpd-kernel-fd";
+		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%d",
+		    CALL_KERNEL_FD)) == NULL)
+			return -1;
 	}
 	argv[argc] = NULL;
 	return argc;
@@ -181,9 +186,10 @@ call_exec_pppd(int slave, char **argv)
 }
 
 /* The kernel path: no pty. stdin and stdout are /dev/null, so nothing of
- * ours is read or written by mistake. */
+ * ours is read or written by mistake; the call's PPTP socket is
+ * CALL_KERNEL_FD, and the only descriptor of ours pppd keeps. */
 static void __attribute__((noreturn))
-call_exec_pppd_kernel(char **argv)
+call_exec_pppd_kernel(int sock, char **argv)
 {
 	loop_child_reset();
 	unsetenv("NOTIFY_SOCKET");
@@ -192,14 +198,19 @@ call_exec_pppd_kernel(char **argv)
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
 	    dup2(null, STDOUT_FILENO) < 0)
 		_exit(127);
-	close_range(STDERR_FILENO + 1, ~0U, 0);
+	/* dup2 clears close-on-exec on the copy; a socket already there
+	 * needs it cleared by hand. */
+	if (sock == CALL_KERNEL_FD ? fcntl(sock, F_SETFD, 0) < 0 :
+	    dup2(sock, CALL_KERNEL_FD) < 0)
+		_exit(127);
+	close_range(CALL_KERNEL_FD + 1, ~0U, 0);
 	execv(argv[0], argv);
 	_exit(127);
 }
 
 static int
 call_spawn_kernel(struct call *c, const struct conf *conf,
-    struct in_addr self, const char **reason)
+    struct in_addr self, int sock, const char **reason)
 {
 	char *argv[CALL_ARGV_MAX];
 	char buf[256];
@@ -217,7 +228,7 @@ call_spawn_kernel(struct call *c, const struct conf *conf,
 		return -1;
 	}
 	if (pid == 0)
-		call_exec_pppd_kernel(argv);
+		call_exec_pppd_kernel(sock, argv);
 	c->pid = pid;
 	return 0;
 }
@@ -336,23 +347,39 @@ call_started(struct server *s, struct call *c, struct ctrl *ctrl)
 	    c->kernel ? " (kernel data path)" : "");
 }
 
-/* The kernel carries the call's GRE (bound to our Call ID in pppd's
- * plugin); the engine drops what its raw socket still sees of it. */
+/* The kernel carries the call's GRE; the engine drops what its raw socket
+ * still sees of it. The channel socket is bound and connected here, before
+ * the call is answered: the peer may send its first LCP request as soon as
+ * it has our Call ID, long before pppd runs, and the kernel queues it on
+ * the channel only if a socket has the Call ID by then (else it is lost,
+ * and the peer waits out its restart timer). pppd inherits the socket. */
 static struct call *
 call_new_kernel(struct server *s, struct call *c, struct ctrl *ctrl,
     const char **reason)
 {
+	static char why[160];   /* the caller logs it at once */
+	int sock, rc;
+
 	c->kernel = 1;
-	if (call_spawn_kernel(c, s->conf, ctrl_local_addr(ctrl), reason) < 0) {
-		if (s->pool != NULL)
-			pool_release(s->pool, c->remote_ip);
-		free(c);
-		return NULL;
+	sock = datapath_kernel_open(c->id, ctrl_local_addr(ctrl), c->peer_id,
+	    c->peer, why, sizeof(why));
+	if (sock < 0) {
+		*reason = why;
+		goto fail;
 	}
+	rc = call_spawn_kernel(c, s->conf, ctrl_local_addr(ctrl), sock, reason);
+	close(sock);   /* pppd's now, or nobody's */
+	if (rc < 0)
+		goto fail;
 	call_hold(c);
 	gre_engine_ignore_call(s->gre, c->id, 1);
 	call_started(s, c, ctrl);
 	return c;
+fail:
+	if (s->pool != NULL)
+		pool_release(s->pool, c->remote_ip);
+	free(c);
+	return NULL;
 }
 
 struct call *

@@ -1,6 +1,6 @@
 /* A call: one pppd, its address pair and its data path: a pty bridged to
- * our GRE engine, or (datapath kernel) the kernel's PPTP channel, which the
- * plugin opens inside pppd (plugin/channel.c). */
+ * our GRE engine, or (datapath kernel) the kernel's PPTP channel, whose
+ * socket pptpd connects and pppd's plugin takes over (plugin/channel.c). */
 #ifndef PPTPD_CALL_H
 #define PPTPD_CALL_H
 
@@ -32,6 +32,9 @@ struct conf;
  * at most this long, for a pppd that waits for the peer to speak first. */
 #define CALL_PTY_HOLD_MS    2000
 #define CALL_ARGV_MAX       40
+/* pppd's descriptor for the call's PPTP socket on the kernel path: the
+ * first after stdin, stdout and stderr. */
+#define CALL_KERNEL_FD      3
 
 enum call_state {
 	CALL_ACTIVE,     /* pppd running, frames flowing */
@@ -114,7 +117,8 @@ struct call_argv_in {
 	uint16_t       call_id;
 	const char    *report_path;   /* NULL: no reports */
 	/* The kernel path: pppd gets no pty (nor Poptop's speed), stays in
-	 * the foreground, and the plugin opens the channel from these. */
+	 * the foreground, and the plugin takes the channel socket pptpd
+	 * opened from these (inherited as CALL_KERNEL_FD). */
 	int            kernel;
 	uint16_t       peer_call_id;
 	struct in_addr self;          /* the control connection's local address */

@@ -1,5 +1,6 @@
 /* The data path choice: `datapath engine|kernel|auto`. */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>   /* before the kernel's header, which then defers to it */
 #include <linux/if_pppox.h>
 #include <stdio.h>
@@ -22,6 +23,51 @@ datapath_kernel_probe(void)
 		return errno;
 	close(fd);
 	return 0;
+}
+
+static void
+datapath_addr_fill(struct sockaddr_pppox *sa, uint16_t call_id,
+    struct in_addr a)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_family = AF_PPPOX;
+	sa->sa_protocol = PX_PROTO_PPTP;
+	sa->sa_addr.pptp.call_id = call_id;   /* host order, as the kernel keeps it */
+	sa->sa_addr.pptp.sin_addr = a;
+}
+
+int
+datapath_kernel_open(uint16_t our_id, struct in_addr local, uint16_t peer_id,
+    struct in_addr peer, char *why, size_t whylen)
+{
+	struct sockaddr_pppox sa;
+	char addr[INET_ADDRSTRLEN];
+	int fd;
+
+	fd = socket(AF_PPPOX, SOCK_STREAM | SOCK_CLOEXEC, PX_PROTO_PPTP);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot open a kernel PPTP channel: %s",
+		    strerror(errno));
+		return -1;
+	}
+	datapath_addr_fill(&sa, our_id, local);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		inet_ntop(AF_INET, &local, addr, sizeof(addr));
+		snprintf(why, whylen, "kernel PPTP channel: cannot bind Call ID "
+		    "%u at %s: %s", our_id, addr, strerror(errno));
+		goto fail;
+	}
+	datapath_addr_fill(&sa, peer_id, peer);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		inet_ntop(AF_INET, &peer, addr, sizeof(addr));
+		snprintf(why, whylen, "kernel PPTP channel: cannot connect to "
+		    "Call ID %u at %s: %s", peer_id, addr, strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
 }
 
 /* `modprobe pptp`, once; whether it worked shows in the next probe. The

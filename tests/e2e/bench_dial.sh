@@ -11,7 +11,8 @@
 #   BENCH_ROUNDS=3          rounds (default 3; in the VM pass it as
 #                           E2E_BENCH_ROUNDS, VM_ENV carries E2E_* only)
 #   BENCH_CLIENTS=4         clients dialling at once (default 4)
-#   BENCH_SERVERS="poptop ours"   which servers (paths allowed)
+#   BENCH_SERVERS="poptop ours"   which servers (paths allowed); ours-kernel
+#                           is ours on the kernel data path (datapath kernel)
 #   BENCH_LCP_RESTART=3     the clients' LCP restart timer: pppd's default,
 #                           as Windows and the regress client have it (the
 #                           other e2e tests dial with 1 s)
@@ -32,6 +33,8 @@ for ((i = 3; i <= nclients; i++)); do
 	netns_add_client "cli$i" "198.18.0.$((i + 1))"
 done
 # Poptop ignores the plugin line; ours gives it to every pppd, as installed.
+E2E_DATAPATH=kernel write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
+mv "$E2E_DIR/pptpd.conf" "$E2E_DIR/pptpd-kernel.conf"
 write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
 
 wire=$E2E_DIR/wire.log
@@ -43,7 +46,8 @@ for ((i = 0; i < 300; i++)); do [ -e "$E2E_DIR/wire.ready" ] && break; e2e_sleep
 [ -e "$E2E_DIR/wire.ready" ] || { echo "wire_log.py did not start" >&2; exit 1; }
 
 client_ns_of() { case $1 in 1) echo "$NS_CLI" ;; 2) echo "$NS_CLI2" ;; *) echo "cli$1" ;; esac; }
-bin_of() { case $1 in poptop) echo "$POPTOP" ;; ours) echo "$PPTPD" ;; *) echo "$1" ;; esac; }
+bin_of() { case $1 in poptop) echo "$POPTOP" ;; ours|ours-kernel) echo "$PPTPD" ;; *) echo "$1" ;; esac; }
+conf_of() { case $1 in ours-kernel) echo "$E2E_DIR/pptpd-kernel.conf" ;; *) echo "$E2E_DIR/pptpd.conf" ;; esac; }
 
 # kill_all: everything in the client namespaces and the server's, but the
 # wire logger; wait until gone.
@@ -89,7 +93,7 @@ resent() {
 dial() {
 	local srv=$1 n=$2 rnd=$3 i t0 t1 pids=() fail=0
 	: >"$E2E_SERVER_PPPD_LOG"
-	server_start "$(bin_of "$srv")" >/dev/null
+	server_start "$(bin_of "$srv")" "$(conf_of "$srv")" >/dev/null
 	disown "$E2E_SERVER_PID"   # kill_all ends it: no "Killed" from bash
 	t0=$EPOCHREALTIME
 	for ((i = 1; i <= n; i++)); do

@@ -47,8 +47,8 @@ if [ "$DATAPATH" = kernel ]; then
 	kid=$(children "$(server_pid)" | head -n 1)
 	check "server pppd $kid has no pty, and pptpd-kernel on its command line" \
 		pppd_on_kernel_path "$kid"
-	assert_log_contains "$E2E_SERVER_PPPD_LOG" "pptpd-policy: kernel PPTP channel [0-9]+: call [0-9]+ at 198\.18\.0\.1 to call [0-9]+ at 198\.18\.0\.2" \
-		"server pppd: the plugin bound and connected the kernel's channel"
+	assert_log_contains "$E2E_SERVER_PPPD_LOG" "pptpd-policy: kernel PPTP channel [0-9]+: call [0-9]+ at 198\.18\.0\.1 to call [0-9]+ at 198\.18\.0\.2 \(socket from pptpd\)" \
+		"server pppd: the plugin took the kernel's channel, bound and connected by pptpd"
 	assert_log_contains "$E2E_SERVER_LOG" "call [0-9]+/[0-9]+ 198\.18\.0\.2:[0-9]+: started pppd [0-9]+ for $ip \(kernel data path\)" \
 		"pptpd logs the call as on the kernel data path"
 else

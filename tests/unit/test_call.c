@@ -103,7 +103,8 @@ test_argv_plugin_options(void **state)
 }
 
 /* The kernel path: no pty, so no speed and pppd told to stay in the
- * foreground; the plugin gets what it opens the channel with. */
+ * foreground; the plugin gets the channel socket pptpd opened, and what
+ * it was opened with. */
 static void
 test_argv_kernel_path(void **state)
 {
@@ -122,7 +123,7 @@ test_argv_kernel_path(void **state)
 	    "nodetach 198.19.0.1:198.19.0.10 ipparam 198.18.0.2 remotenumber 198.18.0.2 "
 	    "plugin /lib/pptpd/pptpd-policy.so pptpd-report /run/pptpd/report.1.sock "
 	    "pptpd-call 4711 pptpd-client 198.18.0.2 "
-	    "pptpd-kernel 4711,33,198.18.0.1,198.18.0.2");
+	    "pptpd-kernel 4711,33,198.18.0.1,198.18.0.2 pptpd-kernel-fd 3");
 	conf_free(&c);
 }
 
