@@ -10,6 +10,8 @@
 # alice is hung up by User-Name, by Framed-IP-Address, and by
 # Acct-Session-Id + User-Name; bob's session lives through all of it, a
 # wrong secret and a flood of bad datagrams, and is hung up last.
+# Then pptp-load's Windows profile logs in as alice: MS-CHAPv2 checked by
+# FreeRADIUS, MPPE-128 keys from RADIUS.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -187,4 +189,26 @@ check "after the flood, Disconnect-Request User-Name = bob: Disconnect-ACK" acke
 gone_cleanly b "bob (by User-Name, after the flood)"
 check "pptpd still runs" proc_alive "$(server_pid)"
 
+# ---- pptp-load's Windows profile against pptpd + RADIUS: MS-CHAPv2
+# checked by FreeRADIUS, MPPE-128 keyed from its MS-MPPE-*-Key, UDP echo
+# through the tunnel, torn down by the client
+pol='pptpd-policy: alice from .*: MPPE require-128 128-bit \(RADIUS MS-MPPE-Encryption-Policy 2 Types 0x4\)'
+pol0=$(grep -c -E "$pol" "$E2E_SERVER_PPPD_LOG" || true)
+ip netns exec "$NS_SRV" "$E2E_ROOT/client/pptp-echo" --port 9000 >"$E2E_DIR/echo.log" 2>&1 &
+J=$E2E_DIR/win.json
+ip netns exec "$NS_CLI" "$E2E_ROOT/client/pptp-load" --server "$SERVER_IP" --user alice \
+	--password alicepass --profile windows --mppe 128 \
+	--stream 100,20pps,2,echo --target "$TUNNEL_LOCAL_IP:9000" \
+	--deadline 60 --json "$J" >"$E2E_DIR/win.out" 2>&1 || true
+sed 's/^/# load: /' "$E2E_DIR/win.out"
+jget() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$J" "$1" 2>/dev/null || echo none; }
+check "pptp-load (Windows profile) as alice: up with MPPE-128" \
+	test "$(jget 'j["up"]')/$(jget 'j["session"][0]["mppe_bits"]')" = 1/128
+sent=$(jget 'j["streams"][0]["sent"]') recv=$(jget 'j["streams"][0]["received"]')
+check "pptp-load: UDP echo through the RADIUS-keyed tunnel: $recv of $sent back" \
+	eval '[ "$sent" -ge 20 ] && [ "$recv" -ge $((sent * 9 / 10)) ]'
+check "pptp-load: clean teardown (reason $(jget 'j["session"][0]["reason"]'))" \
+	test "$(jget 'j["session"][0]["reason"]')" = ok
+check "the plugin took the load client's MPPE policy from RADIUS (required, 128-bit)" \
+	test "$(grep -c -E "$pol" "$E2E_SERVER_PPPD_LOG" || true)" -gt "$pol0"
 e2e_done
