@@ -158,8 +158,10 @@ clean-load:
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
+# E2E_SUITES="tests/e2e/test_X.sh ..." runs only those (default: all of
+# tests/e2e/run-all's list).
 e2e: all
-	scripts/e2e-run tests/e2e/run-all
+	scripts/e2e-run tests/e2e/run-all $(E2E_SUITES)
 
 # The daemon under valgrind while control connections and calls come and
 # go (tests/unit/test_daemon.c with a stand-in pppd): any error or leak fails.
