@@ -117,6 +117,7 @@ unit: all $(UNIT_BIN)
 	$(MAKE) -C plugin check
 	python3 regress/test_stats.py
 	python3 regress/test_releases.py
+	python3 regress/test_spec.py
 	tests/systemd/verify.sh
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh

@@ -14,7 +14,15 @@ A version spec is a git ref with optional build options, or `poptop`:
                           Makefile's OPT (its default -O2), the rest goes to
                           EXTRA_CFLAGS
   HEAD+opt=-O1            the optimisation flags alone
+  HEAD+datapath=kernel    any other KEY=VALUE is a pptpd.conf line "KEY VALUE"
+                          for that version's server (KEY= alone: the bare
+                          keyword); the build is the same as HEAD's
   poptop                  Debian's Poptop (/usr/sbin/pptpd), as a reference
+                          (conf lines only, no build options)
+
+Options follow the ref, each as +KEY=VALUE and in any number; a '+' starts
+an option only where a KEY= follows it, so "feature+x" is a ref, and so is
+the value of cflags up to the next "+KEY=".
 
 Each ref's tree is exported with `git archive` into regress/build/<key>/
 (<key> = commit, plus a hash of the make variables when there are any) and
@@ -36,7 +44,9 @@ import releases
 
 POPTOP = "/usr/sbin/pptpd"
 POPTOP_CTRL = "/usr/sbin/pptpctrl"
+# Options that change the build; every other KEY=VALUE is a pptpd.conf line.
 OPTION_KEYS = ("cflags", "opt")
+CONF_KEY = r"[A-Za-z][A-Za-z0-9_-]*"
 # Variables of the caller's environment that would change what a ref's
 # Makefile builds: never let them leak into a measured build.
 SCRUB_ENV = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "OPT",
@@ -60,20 +70,37 @@ def _read(path):
 
 
 def parse_spec(spec):
-    """'HEAD+cflags=-O0' -> ('HEAD', {'cflags': '-O0'})."""
+    """'HEAD+cflags=-O0+datapath=kernel' ->
+    ('HEAD', {'cflags': '-O0', 'datapath': 'kernel'}), in spec order."""
     spec = spec.strip()
-    parts = re.split(r"\+(?=(?:%s)=)" % "|".join(OPTION_KEYS), spec)
+    parts = re.split(r"\+(?=%s=)" % CONF_KEY, spec)
     ref, opts = parts[0].strip(), {}
     if not ref:
         raise BuildError("empty ref in %r" % spec)
     for p in parts[1:]:
         k, v = p.split("=", 1)
+        if k in opts:
+            raise BuildError("%s given twice in %r" % (k, spec))
         opts[k] = v.strip()
     return ref, opts
 
 
+def build_opts(opts):
+    """The options of a spec that change the build."""
+    return {k: v for k, v in opts.items() if k in OPTION_KEYS}
+
+
+def conf_lines(opts):
+    """The options of a spec that are pptpd.conf lines, in spec order:
+    {'datapath': 'kernel', 'logwtmp': ''} -> ['datapath kernel', 'logwtmp']."""
+    return [(k + " " + v) if v else k
+            for k, v in opts.items() if k not in OPTION_KEYS]
+
+
 def make_vars(opts):
-    """Make variables for a spec's options: {'OPT': ..., 'EXTRA_CFLAGS': ...}."""
+    """Make variables for a spec's options: {'OPT': ..., 'EXTRA_CFLAGS': ...}.
+    Options that are no build options are none of make's business."""
+    opts = build_opts(opts)
     out = {}
     flags = shlex.split(opts.get("cflags", ""))
     optflags = [f for f in flags if re.fullmatch(r"-O[0-3sgz]?|-Ofast", f)]
@@ -162,7 +189,7 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
     """Build one version; returns its plan entry (how to run its server)."""
     ref, opts = parse_spec(spec)
     if ref.lower() == "poptop":
-        if opts:
+        if build_opts(opts):
             raise BuildError("poptop takes no build options (%s)" % spec)
         for f in (POPTOP, POPTOP_CTRL):
             if not os.access(f, os.X_OK):
@@ -170,7 +197,7 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
                                  "package for the poptop reference" % f)
         return {"label": label, "key": file_key(label), "spec": spec,
                 "kind": "poptop", "commit": None, "server": [POPTOP],
-                "build": "Debian pptpd package"}
+                "conf": conf_lines(opts), "build": "Debian pptpd package"}
     sha, dirty = resolve(repo, ref)
     mv = make_vars(opts)
     key = sha[:12]
@@ -228,6 +255,7 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
     so = os.path.join(d, "plugin", "pptpd-policy.so")
     if os.path.exists(so):
         conf.append("plugin " + so)
+    conf += conf_lines(opts)
     return {"label": label, "key": file_key(label), "spec": spec,
             "kind": "ours", "commit": sha, "dirty": dirty, "make": margs,
             "server": [binary], "conf": conf, "build": key}

@@ -449,6 +449,16 @@ def median(xs):
 
 
 # ----------------------------------------------------------------- sessions
+def merge_conf(base, extra):
+    """pptpd.conf text: the common lines, then a version's own (its plugin,
+    the +KEY=VALUE of its spec). A version's line replaces a common line
+    with the same keyword (+connections=5), rather than repeating it."""
+    keys = {line.split()[0] for line in extra if line.split()}
+    kept = [line for line in base
+            if not line.split() or line.split()[0] not in keys]
+    return "".join(line + "\n" for line in kept + list(extra))
+
+
 class Session:
     def __init__(self, bed, version, tag):
         self.bed = bed
@@ -464,10 +474,9 @@ class Session:
         for f in ("pppd-srv.log", "pppd-cli.log"):
             open(os.path.join(w, f), "w").close()
         conf = "%s/pptpd-%s.conf" % (w, self.v["key"])
+        extra = self.v.get("conf", [])
         with open(w + "/pptpd.conf") as src, open(conf, "w") as dst:
-            dst.write(src.read())
-            for line in self.v.get("conf", []):
-                dst.write(line + "\n")
+            dst.write(merge_conf(src.read().splitlines(), extra))
         argv = ["ip", "netns", "exec", SRV_NS] + self.v["server"] + \
             ["-f", "-c", conf, "-p", w + "/pptpd.pid"]
         t0 = time.monotonic()

@@ -1,0 +1,145 @@
+"""Tests of version specs with pptpd.conf settings (HEAD+datapath=kernel):
+what a spec asks for, and the pptpd.conf its server then starts with.
+
+    python3 regress/test_spec.py   (ends with "N passed, N failed")
+
+A throw-away git repository with a build already in the cache (a stand-in
+binary and its .regress-ok stamp) lets build_one run without compiling.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import build  # noqa: E402
+import measure  # noqa: E402
+
+GIT_ENV = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@invalid",
+               GIT_AUTHOR_DATE="2026-01-01T00:00:00Z",
+               GIT_COMMITTER_DATE="2026-01-01T00:00:00Z",
+               GIT_CONFIG_NOSYSTEM="1", HOME="/nonexistent")
+BASE_CONF = ["option /w/options.pptpd", "localip 198.19.0.1",
+             "remoteip 198.19.0.10-40", "connections 10"]
+
+
+class Parse(unittest.TestCase):
+    def test_conf_setting(self):
+        self.assertEqual(build.parse_spec("HEAD+datapath=kernel"),
+                         ("HEAD", {"datapath": "kernel"}))
+        self.assertEqual(build.conf_lines({"datapath": "kernel"}),
+                         ["datapath kernel"])
+
+    def test_build_and_conf_together(self):
+        ref, opts = build.parse_spec("v1+cflags=-O0 -g+datapath=kernel"
+                                     "+call-setups-per-client=2")
+        self.assertEqual(ref, "v1")
+        self.assertEqual(build.make_vars(opts),
+                         {"OPT": "-O0", "EXTRA_CFLAGS": "-g"})
+        self.assertEqual(build.conf_lines(opts),
+                         ["datapath kernel", "call-setups-per-client 2"])
+
+    def test_existing_specs_unchanged(self):
+        for spec, want in (("HEAD", ("HEAD", {})),
+                           ("HEAD+cflags=-O0", ("HEAD", {"cflags": "-O0"})),
+                           ("v1+opt=-O1", ("v1", {"opt": "-O1"})),
+                           ("feature+x", ("feature+x", {}))):
+            self.assertEqual(build.parse_spec(spec), want, spec)
+            self.assertEqual(build.conf_lines(want[1]), [], spec)
+
+    def test_bare_keyword(self):
+        self.assertEqual(build.conf_lines(build.parse_spec(
+            "HEAD+logwtmp=")[1]), ["logwtmp"])
+
+    def test_a_key_twice_is_refused(self):
+        with self.assertRaises(build.BuildError):
+            build.parse_spec("HEAD+datapath=kernel+datapath=engine")
+
+    def test_conf_keys_do_not_change_the_build(self):
+        self.assertEqual(build.make_vars({"datapath": "kernel"}), {})
+
+
+class Merge(unittest.TestCase):
+    def test_appended(self):
+        self.assertEqual(measure.merge_conf(BASE_CONF, ["datapath kernel"]),
+                         "".join(x + "\n" for x in
+                                 BASE_CONF + ["datapath kernel"]))
+
+    def test_replaces_the_common_line(self):
+        text = measure.merge_conf(BASE_CONF, ["connections 3"])
+        self.assertNotIn("connections 10", text)
+        self.assertEqual(text.count("connections"), 1)
+        self.assertTrue(text.endswith("connections 3\n"))
+
+
+class BuildOne(unittest.TestCase):
+    """build_one of a cached build: the plan entry its server runs from."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="spec-test-")
+        self.repo = os.path.join(self.tmp, "repo")
+        self.root = os.path.join(self.tmp, "build")
+        os.makedirs(self.repo)
+        for args in (["init", "-q", "-b", "main"],
+                     ["commit", "-q", "--allow-empty", "-m", "one"]):
+            subprocess.run(["git", "-C", self.repo] + args, env=GIT_ENV,
+                           check=True)
+        self.sha = build.git(self.repo, "rev-parse", "HEAD")
+        d = os.path.join(self.root, self.sha[:12])
+        os.makedirs(os.path.join(d, "pptpd"))
+        os.makedirs(os.path.join(d, "plugin"))
+        binary = os.path.join(d, "pptpd", "pptpd")
+        with open(binary, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(binary, 0o755)
+        open(os.path.join(d, "plugin", "pptpd-policy.so"), "w").close()
+        with open(os.path.join(d, ".regress-ok"), "w") as f:
+            f.write("recipe %d %s \n" % (build.RECIPE, self.sha))
+        self.dir = d
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def plan(self, spec):
+        return build.build_one(self.repo, self.root, spec, spec,
+                               log=lambda *_: None)
+
+    def test_head_on_the_kernel_path(self):
+        head = self.plan("HEAD")
+        kern = self.plan("HEAD+datapath=kernel")
+        # the same build, one more pptpd.conf line
+        self.assertEqual(kern["build"], head["build"])
+        self.assertEqual(kern["server"], head["server"])
+        so = os.path.join(self.dir, "plugin", "pptpd-policy.so")
+        self.assertEqual(head["conf"], ["plugin " + so])
+        self.assertEqual(kern["conf"], ["plugin " + so, "datapath kernel"])
+        text = measure.merge_conf(BASE_CONF, kern["conf"])
+        self.assertIn("\ndatapath kernel\n", text)
+
+    def test_poptop_takes_conf_lines_not_build_options(self):
+        # Debian's pptpd is in scripts/packages.txt: build_one needs it
+        self.assertEqual(self.plan("poptop+connections=3")["conf"],
+                         ["connections 3"])
+        with self.assertRaises(build.BuildError):
+            self.plan("poptop+cflags=-O0")
+
+
+def main():
+    """Run every test; end with the plain `N passed, N failed` line."""
+    suite = unittest.defaultTestLoader.loadTestsFromModule(
+        sys.modules[__name__])
+    res = unittest.TextTestRunner(verbosity=1).run(suite)
+    bad = len(res.failures) + len(res.errors)
+    print("spec: %d passed, %d failed" % (res.testsRun - bad, bad))
+    return 0 if res.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
