@@ -12,6 +12,8 @@ import streams as streamlib
 
 PING = {"name": "ping", "kind": "ping", "direction": "",
         "description": "ICMP echo through the idle tunnel"}
+DIAL = {"name": "dial", "kind": "dial", "direction": "",
+        "description": "server start until the tunnel is up at both ends"}
 
 
 def load(results_dir):
@@ -30,8 +32,13 @@ def analyse(raw, threshold):
         for k, v in r["metrics"].items():
             values.setdefault((r["stream"], k, r["version"]), []).append(
                 (r["round"], v))
+    # The dial-in is the session's, not a stream's (measure.py: up_s).
+    for r in raw.get("sessions", []):
+        if not r.get("warmup") and r.get("up_s") is not None:
+            values.setdefault(("dial", "up_s", r["version"]), []).append(
+                (r["round"], r["up_s"]))
     rows = []
-    for s in [PING] + plan["streams"]:
+    for s in [DIAL, PING] + plan["streams"]:
         for m in stats.METRICS:
             if s["kind"] not in m.kinds:
                 continue
@@ -93,8 +100,8 @@ def table(labels, rows, out=sys.stdout, color=None):
         s, m = row["stream"], row["metric"]
         if s["name"] != last:
             last = s["name"]
-            desc = streamlib.describe(s) if s["kind"] != "ping" else \
-                s["description"]
+            desc = s["description"] if s["kind"] in ("ping", "dial") else \
+                streamlib.describe(s)
             lines.append(("group", "%s  (%s)" % (s["name"], desc)))
         name = m.label + (" *" if m.key == "cpu_per_mb" else "")
         cells = ["  " + name, m.unit, _cell(m, row["cmp"][labels[0]])]
@@ -220,7 +227,7 @@ def _num(x):
 
 CHART_METRICS = {"udp": ("throughput", "cpu_per_mb", "loss"),
                  "tcp": ("throughput", "cpu_per_mb", "retrans"),
-                 "ping": ("rtt",)}
+                 "ping": ("rtt",), "dial": ("up_s",)}
 
 
 def charts(results_dir, labels, rows, log=print):
@@ -248,7 +255,7 @@ def charts(results_dir, labels, rows, log=print):
                   "set output '%s.png'" % base,
                   "set multiplot layout 1,%d title \"%s\"" % (
                       len(want), _gq("%s: %s" % (name, streamlib.describe(s)
-                                                 if s["kind"] != "ping"
+                                                 if s["kind"] not in ("ping", "dial")
                                                  else s["description"]))),
                   "set style fill solid 0.35 border -1",
                   "set boxwidth 0.6", "set grid ytics", "set key off",

@@ -54,8 +54,11 @@ class Metric:
 
 
 # The metrics of the report, in the order of the table. `kinds` says which
-# stream kinds carry the metric ("ping" is the per-session RTT probe).
+# stream kinds carry the metric ("ping" is the per-session RTT probe,
+# "dial" the session's dial-in).
 METRICS = [
+    Metric("up_s", "dial-in time", "s", LOWER, 0.3, "{:.3g}",
+           kinds=("dial",)),
     Metric("throughput", "throughput", "Mbit/s", HIGHER, 0.0, "{:.4g}"),
     Metric("cpu_per_mb", "server CPU per MB", "ms/MB", LOWER, 0.0, "{:.4g}"),
     Metric("loss", "loss", "%", LOWER, 0.5, "{:.3g}", kinds=("udp",)),

@@ -410,6 +410,32 @@ class TestReport(unittest.TestCase):
         self.assertEqual(n, 1)
         self.assertIn("B REGRESSION: s1 server CPU per MB", text)
 
+    def _with_dial(self, up_a, up_b):
+        raw = self._raw(100, 100)
+        raw["sessions"] = [{"round": 1, "version": "A", "warmup": True,
+                            "up_s": 60.0}]
+        for rnd in (1, 2, 3):
+            for lab, up in (("A", up_a), ("B", up_b)):
+                raw["sessions"].append({"round": rnd, "version": lab,
+                                        "warmup": False,
+                                        "up_s": up + rnd * 0.01})
+        return raw
+
+    def test_dial_in_time_side_by_side(self):
+        n, text, _ = self._run(self._with_dial(3.1, 3.1))
+        self.assertEqual(n, 0)
+        line = next(ln for ln in text.splitlines() if "dial-in time" in ln)
+        # the median of each version's rounds; the warm-up is not one
+        self.assertEqual(line.split()[:5], ["dial-in", "time", "s", "3.12",
+                                            "±0.6%"])
+        self.assertEqual(line.count("3.12"), 2)
+        self.assertNotIn("60", line)
+
+    def test_dial_in_regression(self):
+        n, text, files = self._run(self._with_dial(3.1, 5.4))
+        self.assertEqual(n, 1)
+        self.assertIn("B REGRESSION: dial dial-in time 3.12 -> 5.42 s", text)
+
 
 def main():
     """Run every test; end with the plain `N passed, N failed` line."""
