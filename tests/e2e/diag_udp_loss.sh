@@ -29,14 +29,6 @@ counters() {
 	awk '{ printf "softnet cpu%d processed 0x%s dropped 0x%s squeezed 0x%s\n", NR - 1, $1, $2, $3 }' /proc/net/softnet_stat
 }
 
-pptp_stats() {
-	# pptp(8) STATISTICS: SIGUSR1 to the GRE-to-PPP gateway dumps them to syslog.
-	local p
-	for p in $(pgrep -x pptp); do kill -USR1 "$p" 2>/dev/null || true; done
-	e2e_sleep 1
-	grep -E "GRE statistics|rx accepted|tx sent|pptp\[" "$E2E_SYSLOG" | grep -iE "stat|accepted|sent|fail" | tail -n 6
-}
-
 e2e_init
 netns_up
 for dp in "${paths[@]}"; do
@@ -45,7 +37,7 @@ for dp in "${paths[@]}"; do
 	server_start "$PPTPD"
 	ip=$(client_up c1 alice "$(user_pass alice)")
 	cif=$(client_ifname c1)
-	echo "tunnel $ip on $cif; txqueuelen cli $(cat /proc/sys/net/core/default_qdisc 2>/dev/null)"
+	echo "tunnel $ip on $cif; default qdisc $(cat /proc/sys/net/core/default_qdisc 2>/dev/null)"
 	ip -n "$NS_CLI" -d link show dev "$cif" | head -n 3
 	ip -n "$NS_SRV" -d link show type ppp | head -n 3
 	for run in 1 2; do
@@ -72,7 +64,6 @@ for dp in "${paths[@]}"; do
 		counters "after run $run" "$cif"
 		"$E2E_ROOT/ctl/pptpctl" status 2>/dev/null | grep -E "^gre" || true
 	done
-	pptp_stats
 	client_down c1
 	server_stop
 done
