@@ -84,6 +84,29 @@ plugin:
 tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a .build-flags
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
+# client/: pptp-load
+# The userspace PPP client (client/ppp.h: LCP, auth, CCP/MPPE, IPCP,
+# IPV6CP) as client/libppp.a, for pptp-load and its unit tests; crypto
+# from libcrypto (client/crypto.h says which API and why).
+CLIENT_OBJ   := $(addprefix client/,mschap.o mppe.o fsm.o lcp.o auth.o ccp.o ipcp.o ipv6cp.o ppp.o)
+CLIENT_LIBS  := -lcrypto
+CLIENT_TESTS := tests/unit/test_mschap tests/unit/test_mppe tests/unit/test_ppp_client
+all: client/libppp.a
+$(CLIENT_OBJ): $(wildcard client/*.h)
+client/libppp.a: $(CLIENT_OBJ)
+	$(AR) rcs $@ $^
+$(CLIENT_TESTS): tests/unit/test_%: tests/unit/test_%.c client/libppp.a .build-flags
+	$(CC) $(ALL_CFLAGS) -Iclient -Wno-unused-parameter -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS) -lcmocka
+client/bench_mppe: client/bench_mppe.c client/libppp.a .build-flags
+	$(CC) $(ALL_CFLAGS) -Iclient -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
+bench-mppe: client/bench_mppe
+	client/bench_mppe
+clean: clean-ppp
+clean-ppp:
+	rm -f $(CLIENT_OBJ) client/libppp.a client/bench_mppe
+.PHONY: bench-mppe clean-ppp
+# end client/: pptp-load
+
 # test_daemon preloads it into the daemon to fix its "random" Call IDs.
 tests/fixtures/fixed-getrandom.so: tests/fixtures/fixed-getrandom.c
 	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $<
@@ -97,6 +120,30 @@ unit: all $(UNIT_BIN)
 	tests/systemd/verify.sh
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
+
+# client/: pptp-load
+# The load client and its sink/echo service. Every client/*.c but
+# pptp-echo.c goes into pptp-load (the session side and the userspace PPP
+# alike); pptp-echo shares only the probe format and the accounting.
+CLIENT_SRC  := $(filter-out client/pptp-echo.c,$(wildcard client/*.c))
+CLIENT_OBJ  := $(CLIENT_SRC:.c=.o)
+ECHO_OBJ    := client/pptp-echo.o client/probe.o client/acct.o
+# What the unit tests of the session side link (no PPP).
+LOAD_TEST_OBJ := client/ctrl.o client/acct.o client/probe.o client/ipudp.o \
+	client/stream.o pptpd/msg.o
+all: client/pptp-load client/pptp-echo
+client/%.o: client/%.c $(wildcard client/*.h common/*.h gre/*.h pptpd/msg.h) .build-flags
+	$(CC) $(ALL_CFLAGS) -Iclient -c -o $@ $<
+client/pptp-load: $(CLIENT_OBJ) pptpd/msg.o gre/libgre.a common/libcommon.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLIENT_OBJ) pptpd/msg.o gre/libgre.a common/libcommon.a -lcrypto
+client/pptp-echo: $(ECHO_OBJ) common/libcommon.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(ECHO_OBJ) common/libcommon.a
+tests/unit/test_load_%: tests/unit/test_load_%.c $(LOAD_TEST_OBJ) common/libcommon.a .build-flags
+	$(CC) $(ALL_CFLAGS) -Iclient -Wno-unused-parameter -o $@ $< $(LOAD_TEST_OBJ) common/libcommon.a $(ALL_LDFLAGS) -lcmocka
+clean: clean-client
+.PHONY: clean-client
+clean-client:
+	rm -f client/*.o client/pptp-load client/pptp-echo
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.

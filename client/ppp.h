@@ -40,6 +40,10 @@ struct ppp_config {
 	                            "MSRASV5.20", IPCP DNS/WINS, IPV6CP */
 	int want_dns;            /* ask for DNS (and WINS when windows) */
 	int ipv6cp;              /* run IPV6CP */
+	/* Optional: where the magic number, MS-CHAPv2 peer challenge and
+	 * IPV6CP identifier come from (tests fix them); NULL: OpenSSL's
+	 * RAND_bytes(). */
+	void (*random)(uint8_t *buf, size_t len);
 };
 
 /* Why a session's PPP ended or failed: one word per cause, for the summary
@@ -109,5 +113,12 @@ struct ppp_stats {
 	uint64_t mppe_dropped;   /* datagrams lost to MPPE (stateful loss) */
 };
 void ppp_get_stats(const struct ppp *ppp, struct ppp_stats *st);
+
+/* Bytes of memory the object holds: its own size and its allocations
+ * (for the per-session memory figure). */
+size_t ppp_memory(const struct ppp *ppp);
+/* The largest IPv4 datagram ppp_send_ip() takes now (the server's MRU,
+ * less MPPE's 4 octets when encrypting); 0 while the link is not up. */
+size_t ppp_mtu(const struct ppp *ppp);
 
 #endif
