@@ -89,7 +89,7 @@ static int die(const char *what, const char *arg)
 
 static void parse_source(struct opts *o, const char *s)
 {
-	char a[INET_ADDRSTRLEN], *dash;
+	char a[2 * INET_ADDRSTRLEN], *dash;
 	struct in_addr lo, hi;
 
 	snprintf(a, sizeof(a), "%s", s);
