@@ -175,12 +175,17 @@ def per_session(step):
 
 
 def load_summary(step):
+    """Sessions up, setup percentiles, all_up_s and the echo streams' loss
+    and RTT, from pptp-load's JSON report."""
     L = step.get("load") or {}
-    s = L.get("sessions") or L.get("summary") or L
-    up = s.get("up") if isinstance(s, dict) else None
-    setup = s.get("setup_ms") if isinstance(s, dict) else None
-    all_up = s.get("all_up_s") if isinstance(s, dict) else None
-    return up, setup if isinstance(setup, dict) else {}, all_up
+    st = (L.get("streams") or [{}])[0]
+    lost = None
+    if st.get("sent"):
+        lost = 100.0 * st.get("lost", 0) / st["sent"]
+    return {"up": L.get("up"), "failed": L.get("failed"),
+            "setup": L.get("setup") or {}, "all_up_s": L.get("all_up_s"),
+            "lost_pct": lost, "rtt_p50": (st.get("rtt") or {}).get("p50_ms"),
+            "reasons": L.get("failed_by_reason") or {}}
 
 
 def fmt(v, f="%.1f"):
@@ -188,13 +193,16 @@ def fmt(v, f="%.1f"):
 
 
 def report(results, path):
-    rows = [("server", "N", "up", "all up s", "sess/s", "setup p50/p95/max ms",
-             "PSS/sess KB", "RSS/sess KB", "MemAvail/sess KB",
-             "CPU us/pkt", "pkts/s")]
+    rows = [("server", "N", "up", "all up s", "sess/s",
+             "setup p50/p95/max ms", "PSS/sess KB", "RSS/sess KB",
+             "MemAvail/sess KB", "CPU us/pkt", "pkts/s", "echo loss",
+             "RTT p50 ms")]
+    notes = []
     for kind, r in results.items():
         for st in r.get("steps", []):
-            up, setup, all_up = load_summary(st)
-            up = up if up is not None else st.get("ppp_ifaces")
+            L = load_summary(st)
+            up = L["up"] if L["up"] is not None else st.get("ppp_ifaces")
+            all_up, setup = L["all_up_s"], L["setup"]
             ps = per_session(st)
             w = st.get("window") or {}
             cpp = w["cpu_ns"] / w["packets"] / 1000 if w.get("packets") \
@@ -208,12 +216,21 @@ def report(results, path):
                          fmt(ps.get("pss_kb"), "%.0f"),
                          fmt(ps.get("rss_kb"), "%.0f"),
                          fmt(ps.get("memavail_kb"), "%.0f"),
-                         fmt(cpp, "%.1f"), fmt(pps, "%.0f")))
+                         fmt(cpp, "%.1f"), fmt(pps, "%.0f"),
+                         fmt(L["lost_pct"], "%.1f%%"),
+                         fmt(L["rtt_p50"], "%.0f")))
+            if L["reasons"]:
+                notes.append("%s N=%d failed: %s" % (kind, st["n"],
+                                                     L["reasons"]))
+            if st.get("load_error"):
+                notes.append("%s N=%d: no pptp-load report (%s)" %
+                             (kind, st["n"], st["load_error"]))
         if r.get("error"):
-            rows.append((kind, "-", r["error"]) + ("",) * 8)
+            notes.append("%s: %s" % (kind, r["error"]))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     text = "\n".join("  ".join(c.rjust(widths[i]) if i else c.ljust(widths[i])
                                for i, c in enumerate(row)) for row in rows)
+    text += "".join("\n" + n for n in notes)
     print(text)
     with open(path, "w") as f:
         f.write(text + "\n")
@@ -225,7 +242,7 @@ def main():
                    default=os.environ.get("QUICK") == "1")
     p.add_argument("--servers", default="ours,poptop")
     p.add_argument("--steps")
-    p.add_argument("--rate", type=float, default=50.0)
+    p.add_argument("--rate", type=float, default=10.0)
     p.add_argument("--size", type=int, default=100)
     p.add_argument("--pps", type=int, default=2)
     p.add_argument("--window", type=float, default=20.0)
