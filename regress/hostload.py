@@ -1,0 +1,125 @@
+"""Many-session streams (`sessions N` in a stream file): pptp-load on the
+host drives them over the test VM's tap link (scripts/vm/run --tap), so the
+client takes none of the VM's CPU.
+
+Two halves talking through a folder both sides see (the results folder,
+shared read-write with the VM):
+
+- the VM (measure.py) calls request(): it writes load/req-K.json with the
+  pptp-load arguments and waits for load/done-K;
+- the host (regress/regress) runs a LoadServer thread beside the VM: it
+  runs each request's pptp-load inside the host netns that owns the tap,
+  with --json load/res-K.json, and writes done-K with its exit status.
+
+Topology and addresses: scripts/vm/README.
+"""
+import ipaddress
+import json
+import os
+import subprocess
+import threading
+import time
+
+NETNS = "regress-tap"
+SRC = "198.18.64.0/18"          # client sources, local to the host netns
+SERVER = "198.18.200.2"         # the server's netns in the VM, on the tap
+ECHO_PORT = 9000                # client/pptp-echo's default
+SETUP_RATE = 5                  # sessions/s: the icount VM is slow
+
+
+def src_range(n):
+    """The first n addresses of SRC, as pptp-load's --source A-B."""
+    first = ipaddress.ip_network(SRC).network_address + 1
+    return "%s-%s" % (first, first + n - 1)
+
+
+# ------------------------------------------------------------------ VM side
+def request(folder, args, timeout):
+    """Ask the host for one pptp-load run; returns (status, report dict or
+    None). Runs in the VM."""
+    d = os.path.join(folder, "load")
+    os.makedirs(d, exist_ok=True)
+    k = 0
+    while os.path.exists(os.path.join(d, "req-%d.json" % k)):
+        k += 1
+    tmp = os.path.join(d, "req-%d.tmp" % k)
+    with open(tmp, "w") as f:
+        json.dump({"args": args, "timeout": timeout}, f)
+    os.rename(tmp, os.path.join(d, "req-%d.json" % k))
+    done = os.path.join(d, "done-%d" % k)
+    end = time.monotonic() + timeout + 60
+    while time.monotonic() < end:
+        if os.path.exists(done):
+            with open(done) as f:
+                status = int(f.read().strip() or "255")
+            try:
+                with open(os.path.join(d, "res-%d.json" % k)) as f:
+                    return status, json.load(f)
+            except (OSError, ValueError):
+                return status, None
+        time.sleep(0.2)
+    return None, None
+
+
+# ---------------------------------------------------------------- host side
+class LoadServer(threading.Thread):
+    """Serves the VM's requests until stop(). Runs on the host."""
+
+    def __init__(self, folder, pptp_load):
+        super().__init__(daemon=True)
+        self.dir = os.path.join(folder, "load")
+        self.pptp_load = pptp_load
+        self.halt = threading.Event()
+        self.ready = False
+        os.makedirs(self.dir, exist_ok=True)
+
+    def _netns_ready(self):
+        """scripts/vm/run makes the netns and its tap; add the client range
+        (AnyIP: a local route, any address in it can be bound)."""
+        if self.ready:
+            return True
+        if not os.path.exists("/run/netns/" + NETNS):
+            return False
+        subprocess.run(["ip", "-n", NETNS, "route", "replace", "local", SRC,
+                        "dev", "lo"], check=True)
+        subprocess.run(["ip", "netns", "exec", NETNS, "sysctl", "-q", "-w",
+                        "net.ipv4.conf.all.rp_filter=0",
+                        "net.ipv4.conf.default.rp_filter=0"], check=True)
+        self.ready = True
+        return True
+
+    def run(self):
+        served = set()
+        while not self.halt.is_set():
+            for name in sorted(os.listdir(self.dir)):
+                if not (name.startswith("req-") and name.endswith(".json")) \
+                        or name in served:
+                    continue
+                served.add(name)
+                self._serve(name[4:-5])
+            self.halt.wait(0.2)
+
+    def _serve(self, k):
+        with open(os.path.join(self.dir, "req-%s.json" % k)) as f:
+            req = json.load(f)
+        res = os.path.join(self.dir, "res-%s.json" % k)
+        status = 255
+        if self._netns_ready():
+            argv = ["ip", "netns", "exec", NETNS, self.pptp_load] + \
+                req["args"] + ["--json", res]
+            with open(os.path.join(self.dir, "out-%s.txt" % k), "w") as out:
+                try:
+                    status = subprocess.run(
+                        argv, stdout=out, stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL,
+                        timeout=req["timeout"] + 30).returncode
+                except subprocess.TimeoutExpired:
+                    status = 124
+        tmp = os.path.join(self.dir, "done-%s.tmp" % k)
+        with open(tmp, "w") as f:
+            f.write("%d\n" % status)
+        os.rename(tmp, os.path.join(self.dir, "done-%s" % k))
+
+    def stop(self):
+        self.halt.set()
+        self.join(5)
