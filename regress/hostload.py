@@ -25,6 +25,7 @@ SRC = "198.18.64.0/18"          # client sources, local to the host netns
 SERVER = "198.18.200.2"         # the server's netns in the VM, on the tap
 ECHO_PORT = 9000                # client/pptp-echo's default
 SETUP_RATE = 5                  # sessions/s: the icount VM is slow
+TUN = "rgtun0"                  # pptp-load --tun: iperf3 streams (client host)
 
 
 def src_range(n):
@@ -34,9 +35,10 @@ def src_range(n):
 
 
 # ------------------------------------------------------------------ VM side
-def request(folder, args, timeout):
-    """Ask the host for one pptp-load run; returns (status, report dict or
-    None). Runs in the VM."""
+def request(folder, args, timeout, iperf=None):
+    """Ask the host for one pptp-load run (with `iperf`: one session in TUN
+    mode and iperf3 with these arguments through it); returns (status, the
+    JSON report of pptp-load or iperf3, or None). Runs in the VM."""
     d = os.path.join(folder, "load")
     os.makedirs(d, exist_ok=True)
     k = 0
@@ -44,7 +46,8 @@ def request(folder, args, timeout):
         k += 1
     tmp = os.path.join(d, "req-%d.tmp" % k)
     with open(tmp, "w") as f:
-        json.dump({"args": args, "timeout": timeout}, f)
+        json.dump({"args": args, "timeout": timeout,
+                   "kind": "iperf" if iperf else "load", "iperf": iperf}, f)
     os.rename(tmp, os.path.join(d, "req-%d.json" % k))
     done = os.path.join(d, "done-%d" % k)
     end = time.monotonic() + timeout + 60
@@ -104,7 +107,9 @@ class LoadServer(threading.Thread):
             req = json.load(f)
         res = os.path.join(self.dir, "res-%s.json" % k)
         status = 255
-        if self._netns_ready():
+        if req.get("kind") == "iperf" and self._netns_ready():
+            status = self._iperf(k, req, res)
+        elif self._netns_ready():
             argv = ["ip", "netns", "exec", NETNS, self.pptp_load] + \
                 req["args"] + ["--json", res]
             with open(os.path.join(self.dir, "out-%s.txt" % k), "w") as out:
@@ -119,6 +124,46 @@ class LoadServer(threading.Thread):
         with open(tmp, "w") as f:
             f.write("%d\n" % status)
         os.rename(tmp, os.path.join(self.dir, "done-%s" % k))
+
+    def _iperf(self, k, req, res):
+        """One session in TUN mode, iperf3 through it from the host netns,
+        the session closed afterwards; iperf3's JSON report is the result."""
+        log = open(os.path.join(self.dir, "out-%s.txt" % k), "w")
+        load = subprocess.Popen(
+            ["ip", "netns", "exec", NETNS, self.pptp_load] + req["args"] +
+            ["--tun", TUN, "--sessions", "1"],
+            stdout=log, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            universal_newlines=True)
+        up = False
+        end = time.monotonic() + 120
+        # pptp-load says "session 0 on TUN, address A" once the tunnel is up.
+        while time.monotonic() < end and load.poll() is None:
+            line = load.stderr.readline()
+            log.write(line)
+            if "session 0 on %s" % TUN in line:
+                up = True
+                break
+        status = 2
+        if up:
+            threading.Thread(target=lambda: [log.write(x) for x in
+                                             load.stderr], daemon=True).start()
+            with open(res, "w") as out:
+                try:
+                    status = subprocess.run(
+                        ["ip", "netns", "exec", NETNS, "iperf3"] +
+                        req["iperf"], stdout=out, stderr=log,
+                        stdin=subprocess.DEVNULL,
+                        timeout=req["timeout"]).returncode
+                except subprocess.TimeoutExpired:
+                    status = 124
+        load.terminate()
+        try:
+            load.wait(30)
+        except subprocess.TimeoutExpired:
+            load.kill()
+            load.wait()
+        log.close()
+        return status
 
     def stop(self):
         self.halt.set()

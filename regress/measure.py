@@ -210,6 +210,55 @@ def ppp_rx(pid):
     return b, n
 
 
+def ppp_tx(pid):
+    """(bytes, packets) sent by the ppp interfaces of the netns of `pid`."""
+    b = n = 0
+    try:
+        with open("/proc/%d/net/dev" % pid) as f:
+            for line in f:
+                name, sep, rest = line.partition(":")
+                if sep and name.strip().startswith("ppp"):
+                    v = rest.split()
+                    b += int(v[8])
+                    n += int(v[9])
+    except (OSError, TypeError, ValueError, IndexError):
+        pass
+    return b, n
+
+
+class HostIperf(threading.Thread):
+    """iperf3 on the host through a pptp-load TUN session (stream key
+    `client host`), with the little of subprocess.Popen that stream() uses:
+    poll(), wait(timeout), kill(), returncode. Its report lands in `out`."""
+
+    def __init__(self, folder, load_args, iperf_args, out, timeout):
+        super().__init__(daemon=True)
+        self.args = (folder, load_args, iperf_args, timeout)
+        self.out = out
+        self.returncode = None
+
+    def run(self):
+        folder, load_args, iperf_args, timeout = self.args
+        status, rep = hostload.request(folder, load_args, timeout,
+                                       iperf=iperf_args)
+        with open(self.out, "w") as f:
+            json.dump(rep if rep is not None else
+                      {"error": "host iperf3: status %s" % status}, f)
+        self.returncode = status if status is not None else 124
+
+    def poll(self):
+        return None if self.is_alive() else self.returncode
+
+    def wait(self, timeout=None):
+        self.join(timeout)
+        if self.is_alive():
+            raise subprocess.TimeoutExpired("host iperf3", timeout)
+        return self.returncode
+
+    def kill(self):
+        pass  # the host ends it by its own timeout
+
+
 def ppp_count(pid):
     """ppp interfaces in the netns of `pid` (sessions up on the server)."""
     try:
@@ -272,13 +321,14 @@ def tcp_listening(pid, port):
 class Bed:
     """Network namespaces, secrets and config files, for the whole run."""
 
-    def __init__(self, work, mppe, napi=True, sessions=1):
+    def __init__(self, work, mppe, napi=True, sessions=1, host=False):
         self.work = work
         self.mppe = mppe
         self.napi = napi
         # The largest `sessions N` of the plan's streams: beyond 1, the
         # server's netns also gets the VM's tap link and a pool for them.
         self.sessions = sessions
+        self.host = host or sessions > 1
         self.made_ns = []
 
     def setup(self):
@@ -311,7 +361,7 @@ class Bed:
                       ns=peer_ns).stdout.strip()
             run(["ip", "neigh", "replace", peer_ip, "lladdr", mac, "dev", dev,
                  "nud", "permanent"], ns=ns)
-        if self.sessions > 1:
+        if self.host:
             self._tap_link()
         self.srv_ino = netns_inode(SRV_NS)
         self.cli_ino = netns_inode(CLI_NS)
@@ -342,8 +392,8 @@ class Bed:
     def pool(self):
         """remoteip: the single session's range, and room for the largest
         `sessions` stream (one last-octet range per /24, as Poptop reads)."""
-        ranges, left, o3 = [TUN_POOL], self.sessions, 1
-        while self.sessions > 1 and left > 0:
+        ranges, left, o3 = [TUN_POOL], self.sessions + self.host, 1
+        while self.host and left > 0:
             ranges.append("198.19.%d.1-%d" % (o3, min(left, 250)))
             left -= 250
             o3 += 1
@@ -607,7 +657,12 @@ class Session:
         for inside the window)."""
         self.check_alive()
         ino = self.bed.srv_ino
-        rx_pid = self._rx_pid(s["direction"])
+        host = s.get("client") == "host"
+        rx_pid = self._rx_pid(s["direction"]) if not host else self.server.pid
+        # From the host, the bytes carried are the server's: what its ppp
+        # interfaces received (up) or sent (down).
+        ppp_rx = globals()["ppp_rx"] if not host or s["direction"] == "up" \
+            else ppp_tx
         rx0 = ppp_rx(rx_pid)
         before = server_snapshot(ino)
         sys0 = system_cpu()
@@ -615,9 +670,20 @@ class Session:
         argv = ["ip", "netns", "exec", CLI_NS, "iperf3"] + \
             streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
         out_path = raw_path + ".tmp"
-        with open(out_path, "w") as of:
-            proc = subprocess.Popen(argv, stdout=of, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL)
+        if host:
+            argv = streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
+            proc = HostIperf(self.bed.folder, [
+                "--server", hostload.SERVER, "--source", hostload.src_range(1),
+                "--user", USER, "--password", SECRET,
+                "--mppe", "128" if self.bed.mppe else "none",
+                "--deadline", str(int(s["duration"] * 4 + 120))],
+                argv, out_path, s["duration"] * 4 + 60)
+            proc.start()
+        else:
+            with open(out_path, "w") as of:
+                proc = subprocess.Popen(argv, stdout=of,
+                                        stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL)
         # The steady part of the stream: from `lead` seconds after iperf3
         # starts (it has connected and TCP has left slow start) to the
         # stream's nominal end (iperf3's own setup delays the real end).
@@ -888,7 +954,8 @@ class Run:
             catcher = SyslogCatcher("/dev/log", os.path.join(work,
                                                              "syslog.txt"))
         bed = Bed(work, plan["mppe"], plan.get("threaded_napi", True),
-                  max([1] + [s.get("sessions", 1) for s in plan["streams"]]))
+                  max([1] + [s.get("sessions", 1) for s in plan["streams"]]),
+                  any(s.get("client") == "host" for s in plan["streams"]))
         bed.folder = self.out            # shared with the host (--rw)
         bed.pptp_echo = plan.get("pptp_echo")
         versions = plan["versions"]

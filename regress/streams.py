@@ -28,6 +28,11 @@ A stream file is a list of `key value` lines (`key = value` works too);
                   driven by pptp-load from the host over the VM's tap link
                   (scripts/hostbed); udp only, direction up, down, both or
                   echo (pptp-load's echo streams: up and back)
+  client          vm | host: where the single session's client runs
+                  (default vm: pptp-linux + pppd + iperf3 in the VM);
+                  host: pptp-load's TUN mode on the host over the tap
+                  link, with iperf3 on the host (tcp or udp), so the
+                  client shares none of the VM's CPU
   quick           yes | no: also run with QUICK=1 (default no)
   quick_duration  seconds when QUICK=1 (default: duration)
   description     free text for the report
@@ -43,7 +48,7 @@ import re
 KINDS = ("udp", "tcp")
 DIRECTIONS = ("up", "down", "both")
 KEYS = ("kind", "size", "rate", "duration", "direction", "quick",
-        "quick_duration", "window", "pacing", "noise", "sessions",
+        "quick_duration", "window", "pacing", "noise", "sessions", "client",
         "description")
 SESSIONS_MAX = 2000
 SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
@@ -136,6 +141,12 @@ def parse(text, name):
         if direction not in DIRECTIONS + (("echo",) if sessions > 1 else ()):
             raise StreamError("direction must be up, down or both%s"
                               % (" or echo" if sessions > 1 else ""))
+        client = kv.get("client", "vm")
+        if client not in ("vm", "host"):
+            raise StreamError("client must be vm or host")
+        if client == "host" and sessions > 1:
+            raise StreamError("client host is for one session (a "
+                              "`sessions` stream always runs on the host)")
         quick = _yes(kv.get("quick", "no"))
         pacing = _yes(kv.get("pacing", "no"))
         if pacing and rate is None:
@@ -155,6 +166,7 @@ def parse(text, name):
             "duration": duration, "quick_duration": qdur,
             "direction": d, "quick": quick, "window": window,
             "pacing": pacing, "noise": dict(noise), "sessions": sessions,
+            "client": client,
             "description": kv.get("description", ""),
         })
     return out
@@ -239,6 +251,8 @@ def describe(stream):
         what += " paced"
     if stream.get("sessions", 1) > 1:
         what = "%d sessions x %s" % (stream["sessions"], what)
+    elif stream.get("client") == "host":
+        what += " from the host"
     return "%s, %s, %s s" % (what, stream["direction"],
                              _num(stream["duration"]))
 
