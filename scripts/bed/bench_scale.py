@@ -242,7 +242,7 @@ def main():
                    default=os.environ.get("QUICK") == "1")
     p.add_argument("--servers", default="ours,poptop")
     p.add_argument("--steps")
-    p.add_argument("--rate", type=float, default=10.0)
+    p.add_argument("--rate", type=float, default=3.0)
     p.add_argument("--size", type=int, default=100)
     p.add_argument("--pps", type=int, default=2)
     p.add_argument("--window", type=float, default=20.0)
