@@ -131,7 +131,7 @@ class LoadServer(threading.Thread):
         log = open(os.path.join(self.dir, "out-%s.txt" % k), "w")
         load = subprocess.Popen(
             ["ip", "netns", "exec", NETNS, self.pptp_load] + req["args"] +
-            ["--tun", TUN, "--sessions", "1"],
+            ["--tun=" + TUN, "--sessions", "1"],
             stdout=log, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
             universal_newlines=True)
         up = False
