@@ -64,6 +64,57 @@ def request(folder, args, timeout, iperf=None):
     return None, None
 
 
+class Phased:
+    """The VM's side of one `client host` stream: a request whose host
+    half waits for our word between its phases (up, go, ran, fin, done)."""
+
+    def __init__(self, folder, args, iperf, timeout):
+        self.d = os.path.join(folder, "load")
+        os.makedirs(self.d, exist_ok=True)
+        k = 0
+        while os.path.exists(os.path.join(self.d, "req-%d.json" % k)):
+            k += 1
+        self.k = k
+        self.timeout = timeout
+        tmp = os.path.join(self.d, "req-%d.tmp" % k)
+        with open(tmp, "w") as f:
+            json.dump({"args": args, "timeout": timeout, "kind": "iperf",
+                       "iperf": iperf}, f)
+        os.rename(tmp, os.path.join(self.d, "req-%d.json" % k))
+
+    def _path(self, phase):
+        return os.path.join(self.d, "%s-%d" % (phase, self.k))
+
+    def wait(self, phase):
+        """True once the host reached `phase`; False when it gave up
+        (done without it) or ran out of time."""
+        end = time.monotonic() + self.timeout + 60
+        while time.monotonic() < end:
+            if os.path.exists(self._path(phase)):
+                return True
+            if phase != "done" and os.path.exists(self._path("done")):
+                return False
+            time.sleep(0.1)
+        return False
+
+    def say(self, phase):
+        open(self._path(phase), "w").close()
+
+    def why(self):
+        try:
+            with open(self._path("done")) as f:
+                return "status %s" % f.read().strip()
+        except OSError:
+            return "no answer"
+
+    def result(self):
+        try:
+            with open(os.path.join(self.d, "res-%d.json" % self.k)) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {"error": "host iperf3: no report (%s)" % self.why()}
+
+
 # ---------------------------------------------------------------- host side
 class LoadServer(threading.Thread):
     """Serves the VM's requests until stop(). Runs on the host."""
@@ -136,6 +187,19 @@ class LoadServer(threading.Thread):
             universal_newlines=True)
         up = False
         end = time.monotonic() + 120
+
+        def phase(name):
+            open(os.path.join(self.dir, "%s-%s" % (name, k)), "w").close()
+
+        def wait_vm(name, secs):
+            p = os.path.join(self.dir, "%s-%s" % (name, k))
+            t = time.monotonic() + secs
+            while time.monotonic() < t and not self.halt.is_set():
+                if os.path.exists(p):
+                    return True
+                time.sleep(0.05)
+            return False
+
         # pptp-load says "session 0 on TUN, address A" once the tunnel is up.
         while time.monotonic() < end and load.poll() is None:
             line = load.stderr.readline()
@@ -147,6 +211,9 @@ class LoadServer(threading.Thread):
         if up:
             threading.Thread(target=lambda: [log.write(x) for x in
                                              load.stderr], daemon=True).start()
+            phase("up")
+            status = 3
+        if up and wait_vm("go", 120):
             with open(res, "w") as out:
                 try:
                     status = subprocess.run(
@@ -156,6 +223,10 @@ class LoadServer(threading.Thread):
                         timeout=req["timeout"]).returncode
                 except subprocess.TimeoutExpired:
                     status = 124
+            phase("ran")
+            # The VM takes its last snapshot while the session still
+            # exists (its ppp interface's counters go with it).
+            wait_vm("fin", 120)
         load.terminate()
         try:
             load.wait(30)

@@ -226,39 +226,6 @@ def ppp_tx(pid):
     return b, n
 
 
-class HostIperf(threading.Thread):
-    """iperf3 on the host through a pptp-load TUN session (stream key
-    `client host`), with the little of subprocess.Popen that stream() uses:
-    poll(), wait(timeout), kill(), returncode. Its report lands in `out`."""
-
-    def __init__(self, folder, load_args, iperf_args, out, timeout):
-        super().__init__(daemon=True)
-        self.args = (folder, load_args, iperf_args, timeout)
-        self.out = out
-        self.returncode = None
-
-    def run(self):
-        folder, load_args, iperf_args, timeout = self.args
-        status, rep = hostload.request(folder, load_args, timeout,
-                                       iperf=iperf_args)
-        with open(self.out, "w") as f:
-            json.dump(rep if rep is not None else
-                      {"error": "host iperf3: status %s" % status}, f)
-        self.returncode = status if status is not None else 124
-
-    def poll(self):
-        return None if self.is_alive() else self.returncode
-
-    def wait(self, timeout=None):
-        self.join(timeout)
-        if self.is_alive():
-            raise subprocess.TimeoutExpired("host iperf3", timeout)
-        return self.returncode
-
-    def kill(self):
-        pass  # the host ends it by its own timeout
-
-
 def ppp_count(pid):
     """ppp interfaces in the netns of `pid` (sessions up on the server)."""
     try:
@@ -670,20 +637,9 @@ class Session:
         argv = ["ip", "netns", "exec", CLI_NS, "iperf3"] + \
             streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
         out_path = raw_path + ".tmp"
-        if host:
-            argv = streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
-            proc = HostIperf(self.bed.folder, [
-                "--server", hostload.SERVER, "--source", hostload.src_range(1),
-                "--user", USER, "--password", SECRET,
-                "--mppe", "128" if self.bed.mppe else "none",
-                "--deadline", str(int(s["duration"] * 4 + 120))],
-                argv, out_path, s["duration"] * 4 + 60)
-            proc.start()
-        else:
-            with open(out_path, "w") as of:
-                proc = subprocess.Popen(argv, stdout=of,
-                                        stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
+        with open(out_path, "w") as of:
+            proc = subprocess.Popen(argv, stdout=of, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
         # The steady part of the stream: from `lead` seconds after iperf3
         # starts (it has connected and TCP has left slow start) to the
         # stream's nominal end (iperf3's own setup delays the real end).
@@ -745,6 +701,71 @@ class Session:
                  server_vanished=vanished, wall_s=round(wall, 3),
                  drain_s=round(drain, 3), tunnel_bytes=tun_bytes,
                  tunnel_packets=rx1[1] - rx0[1],
+                 vm_busy_pct=busy * 100.0 / total if total else None,
+                 server_cpu_pct=cpu * 100.0 / wall if wall else None)
+        self.check_alive()
+        return m, d
+
+    def host_stream(self, s, raw_path, settle):
+        """A single-session stream from the host (`client host`): one
+        pptp-load session in TUN mode with iperf3 through it. The window is
+        taken while that session is up (hostload's phases: the host says
+        `up`, we snapshot and say `go`, it runs iperf3 and says `ran`, we
+        wait until the server's ppp interfaces are quiet, snapshot and say
+        `fin`), so the session's setup and teardown are outside it. The
+        bytes are the server's own: what its ppp interfaces received (up)
+        or sent (down)."""
+        self.check_alive()
+        ino = self.bed.srv_ino
+        pid = self.server.pid
+        count = ppp_rx if s["direction"] == "up" else ppp_tx
+        argv = streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
+        req = hostload.Phased(self.bed.folder, [
+            "--server", hostload.SERVER, "--source", hostload.src_range(1),
+            "--user", USER, "--password", SECRET,
+            "--mppe", "128" if self.bed.mppe else "none",
+            "--deadline", str(int(s["duration"] * 4 + 180))],
+            argv, s["duration"] * 4 + 120)
+        if not req.wait("up"):
+            raise SessionError("%s: stream %s: the host's pptp-load session "
+                               "did not come up (%s)" % (
+                                   self.v["label"], s["name"],
+                                   req.why()))
+        rx0 = count(pid)
+        before = server_snapshot(ino)
+        sys0 = system_cpu()
+        t0 = time.monotonic()
+        req.say("go")
+        if not req.wait("ran"):
+            raise SessionError("%s: stream %s: host iperf3 did not finish "
+                               "(%s)" % (self.v["label"], s["name"],
+                                         req.why()))
+        wall = time.monotonic() - t0
+        drain = wait_quiet(pid, settle, 10.0)
+        after = server_snapshot(ino)
+        sys1 = system_cpu()
+        rx1 = count(pid)
+        req.say("fin")
+        req.wait("done")
+        j = req.result()
+        with open(raw_path, "w") as f:
+            json.dump(j, f)
+        try:
+            m, d = parse_iperf(j, s)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise SessionError("%s: stream %s: %s (report in %s)" % (
+                self.v["label"], s["name"], e, raw_path))
+        cpu_ticks, cpu_ns, per, vanished = cpu_delta(before, after)
+        cpu = cpu_ns if cpu_ns is not None else cpu_ticks
+        mb = (rx1[0] - rx0[0]) / 1e6
+        m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
+        busy = sys1[0] - sys0[0]
+        total = sys1[1] - sys0[1]
+        d.update(server_cpu_s=cpu, server_cpu_ticks_s=cpu_ticks,
+                 server_cpu_ns_s=cpu_ns, server_cpu_by_comm=per,
+                 server_vanished=vanished, wall_s=round(wall, 3),
+                 drain_s=round(drain, 3), tunnel_bytes=rx1[0] - rx0[0],
+                 tunnel_packets=rx1[1] - rx0[1], client="host",
                  vm_busy_pct=busy * 100.0 / total if total else None,
                  server_cpu_pct=cpu * 100.0 / wall if wall else None)
         self.check_alive()
