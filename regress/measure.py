@@ -622,14 +622,13 @@ class Session:
         interface has been quiet for `settle` seconds after it ended (the
         data still queued in buffers when iperf3 stops is carried and paid
         for inside the window)."""
+        if s.get("sessions", 1) > 1:
+            return self.load_stream(s, raw_path)
+        if s.get("client") == "host":
+            return self.host_stream(s, raw_path, settle)
         self.check_alive()
         ino = self.bed.srv_ino
-        host = s.get("client") == "host"
-        rx_pid = self._rx_pid(s["direction"]) if not host else self.server.pid
-        # From the host, the bytes carried are the server's: what its ppp
-        # interfaces received (up) or sent (down).
-        ppp_rx = globals()["ppp_rx"] if not host or s["direction"] == "up" \
-            else ppp_tx
+        rx_pid = self._rx_pid(s["direction"])
         rx0 = ppp_rx(rx_pid)
         before = server_snapshot(ino)
         sys0 = system_cpu()
