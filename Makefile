@@ -48,7 +48,7 @@ PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:.c=)
 
-.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps valgrind releases FORCE
+.PHONY: all clean install check unit e2e demo plugin regress fuzz bench deps valgrind releases bench-scale FORCE
 all: pptpd/pptpd ctl/pptpctl plugin
 
 # Objects depend on the flags they were built with: switching SANITIZE=1 or
@@ -199,6 +199,11 @@ demo: deps
 
 bench: gre/libgre.a common/libcommon.a
 	$(MAKE) -C gre/bench
+
+# make bench-scale [QUICK=1]: 1000 pptp-load sessions (QUICK: 50) from the
+# host against our server and Poptop in the VM (scripts/bed/bench_scale.py).
+bench-scale: all
+	scripts/bed/bench_scale.py $(if $(QUICK),--quick)
 
 install: all
 	install -D -m 0755 pptpd/pptpd $(DESTDIR)$(SBINDIR)/pptpd

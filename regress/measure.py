@@ -37,6 +37,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import streams as streamlib  # noqa: E402
+import hostload  # noqa: E402
 
 SRV_NS, CLI_NS = "srv", "cli"
 SRV_IP, CLI_IP = "198.18.0.1", "198.18.0.2"
@@ -209,6 +210,32 @@ def ppp_rx(pid):
     return b, n
 
 
+def ppp_tx(pid):
+    """(bytes, packets) sent by the ppp interfaces of the netns of `pid`."""
+    b = n = 0
+    try:
+        with open("/proc/%d/net/dev" % pid) as f:
+            for line in f:
+                name, sep, rest = line.partition(":")
+                if sep and name.strip().startswith("ppp"):
+                    v = rest.split()
+                    b += int(v[8])
+                    n += int(v[9])
+    except (OSError, TypeError, ValueError, IndexError):
+        pass
+    return b, n
+
+
+def ppp_count(pid):
+    """ppp interfaces in the netns of `pid` (sessions up on the server)."""
+    try:
+        with open("/proc/%d/net/dev" % pid) as f:
+            return sum(1 for line in f
+                       if line.partition(":")[0].strip().startswith("ppp"))
+    except OSError:
+        return 0
+
+
 def wait_quiet(pid, quiet, limit):
     """Wait until the ppp interfaces of `pid`'s netns received nothing for
     `quiet` seconds (at most `limit`); returns the seconds waited."""
@@ -261,10 +288,14 @@ def tcp_listening(pid, port):
 class Bed:
     """Network namespaces, secrets and config files, for the whole run."""
 
-    def __init__(self, work, mppe, napi=True):
+    def __init__(self, work, mppe, napi=True, sessions=1, host=False):
         self.work = work
         self.mppe = mppe
         self.napi = napi
+        # The largest `sessions N` of the plan's streams: beyond 1, the
+        # server's netns also gets the VM's tap link and a pool for them.
+        self.sessions = sessions
+        self.host = host or sessions > 1
         self.made_ns = []
 
     def setup(self):
@@ -297,10 +328,43 @@ class Bed:
                       ns=peer_ns).stdout.strip()
             run(["ip", "neigh", "replace", peer_ip, "lladdr", mac, "dev", dev,
                  "nud", "permanent"], ns=ns)
+        if self.host:
+            self._tap_link()
         self.srv_ino = netns_inode(SRV_NS)
         self.cli_ino = netns_inode(CLI_NS)
         self._secrets()
         self._configs()
+
+    def _tap_link(self):
+        """The VM's link to the host (scripts/vm/run --tap) into netns srv,
+        the clients' source range routed to the host side: pptp-load on
+        the host reaches the server there (scripts/vm/README)."""
+        dev = os.environ.get("PPTPD_VM_TAP_IF")
+        if not dev:
+            raise RuntimeError("a `sessions` stream needs the VM's tap link "
+                               "(scripts/vm/run --tap)")
+        run(["ip", "link", "set", dev, "netns", SRV_NS])
+        run(["ip", "addr", "add", os.environ["PPTPD_VM_TAP_ADDR"], "dev",
+             dev], ns=SRV_NS)
+        run(["ip", "link", "set", dev, "up"], ns=SRV_NS)
+        run(["ip", "route", "add", hostload.SRC, "via",
+             os.environ["PPTPD_VM_TAP_HOST"], "dev", dev], ns=SRV_NS)
+        for key in ("all", "default", dev):
+            run(["sysctl", "-q", "-w", "net.ipv4.conf.%s.rp_filter=0" % key],
+                ns=SRV_NS)
+        run(["sysctl", "-q", "-w", "net.core.somaxconn=4096"], ns=SRV_NS)
+        run(["sh", "-c", "echo 1 > /sys/class/net/%s/threaded" % dev],
+            ns=SRV_NS, check=False)
+
+    def pool(self):
+        """remoteip: the single session's range, and room for the largest
+        `sessions` stream (one last-octet range per /24, as Poptop reads)."""
+        ranges, left, o3 = [TUN_POOL], self.sessions + self.host, 1
+        while self.host and left > 0:
+            ranges.append("198.19.%d.1-%d" % (o3, min(left, 250)))
+            left -= 250
+            o3 += 1
+        return ",".join(ranges)
 
     @staticmethod
     def _threaded_napi(ns, dev):
@@ -361,7 +425,8 @@ class Bed:
         # The same Poptop-format file for every version.
         with open(w + "/pptpd.conf", "w") as f:
             f.write("option %s/options.pptpd\nlocalip %s\nremoteip %s\n"
-                    "connections 10\n" % (w, TUN_LOCAL, TUN_POOL))
+                    "connections %d\n" % (w, TUN_LOCAL, self.pool(),
+                                           max(10, self.sessions + 10)))
 
     def teardown(self):
         for ns in self.made_ns:
@@ -566,6 +631,10 @@ class Session:
         interface has been quiet for `settle` seconds after it ended (the
         data still queued in buffers when iperf3 stops is carried and paid
         for inside the window)."""
+        if s.get("sessions", 1) > 1:
+            return self.load_stream(s, raw_path)
+        if s.get("client") == "host":
+            return self.host_stream(s, raw_path, settle)
         self.check_alive()
         ino = self.bed.srv_ino
         rx_pid = self._rx_pid(s["direction"])
@@ -642,6 +711,147 @@ class Session:
                  tunnel_packets=rx1[1] - rx0[1],
                  vm_busy_pct=busy * 100.0 / total if total else None,
                  server_cpu_pct=cpu * 100.0 / wall if wall else None)
+        self.check_alive()
+        return m, d
+
+    def host_stream(self, s, raw_path, settle):
+        """A single-session stream from the host (`client host`): one
+        pptp-load session in TUN mode with iperf3 through it. The window is
+        taken while that session is up (hostload's phases: the host says
+        `up`, we snapshot and say `go`, it runs iperf3 and says `ran`, we
+        wait until the server's ppp interfaces are quiet, snapshot and say
+        `fin`), so the session's setup and teardown are outside it. The
+        bytes are the server's own: what its ppp interfaces received (up)
+        or sent (down)."""
+        self.check_alive()
+        ino = self.bed.srv_ino
+        pid = self.server.pid
+        count = ppp_rx if s["direction"] == "up" else ppp_tx
+        argv = streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
+        req = hostload.Phased(self.bed.folder, [
+            "--server", hostload.SERVER, "--source", hostload.src_range(1),
+            "--user", USER, "--password", SECRET,
+            "--mppe", "128" if self.bed.mppe else "none",
+            "--deadline", str(int(s["duration"] * 4 + 180))],
+            argv, s["duration"] * 4 + 120)
+        if not req.wait("up"):
+            raise SessionError("%s: stream %s: the host's pptp-load session "
+                               "did not come up (%s)" % (
+                                   self.v["label"], s["name"],
+                                   req.why()))
+        rx0 = count(pid)
+        before = server_snapshot(ino)
+        sys0 = system_cpu()
+        t0 = time.monotonic()
+        req.say("go")
+        if not req.wait("ran"):
+            raise SessionError("%s: stream %s: host iperf3 did not finish "
+                               "(%s)" % (self.v["label"], s["name"],
+                                         req.why()))
+        wall = time.monotonic() - t0
+        drain = wait_quiet(pid, settle, 10.0)
+        after = server_snapshot(ino)
+        sys1 = system_cpu()
+        rx1 = count(pid)
+        req.say("fin")
+        req.wait("done")
+        j = req.result()
+        with open(raw_path, "w") as f:
+            json.dump(j, f)
+        try:
+            m, d = parse_iperf(j, s)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise SessionError("%s: stream %s: %s (report in %s)" % (
+                self.v["label"], s["name"], e, raw_path))
+        cpu_ticks, cpu_ns, per, vanished = cpu_delta(before, after)
+        cpu = cpu_ns if cpu_ns is not None else cpu_ticks
+        mb = (rx1[0] - rx0[0]) / 1e6
+        m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
+        busy = sys1[0] - sys0[0]
+        total = sys1[1] - sys0[1]
+        d.update(server_cpu_s=cpu, server_cpu_ticks_s=cpu_ticks,
+                 server_cpu_ns_s=cpu_ns, server_cpu_by_comm=per,
+                 server_vanished=vanished, wall_s=round(wall, 3),
+                 drain_s=round(drain, 3), tunnel_bytes=rx1[0] - rx0[0],
+                 tunnel_packets=rx1[1] - rx0[1], client="host",
+                 vm_busy_pct=busy * 100.0 / total if total else None,
+                 server_cpu_pct=cpu * 100.0 / wall if wall else None)
+        self.check_alive()
+        return m, d
+
+    def load_stream(self, s, raw_path):
+        """A `sessions N` stream: pptp-load on the host brings up N sessions
+        over the tap link, each with the stream at its own rate to
+        pptp-echo beside the server. CPU per MB is taken over a window
+        with every session up and streaming (from all N ppp interfaces up,
+        for 40 % of the stream's duration), so the setup of the sessions
+        (pppd start, MS-CHAPv2, MPPE keys) is not in it; loss, order and
+        jitter are pptp-load's, over the whole stream."""
+        self.check_alive()
+        ino = self.bed.srv_ino
+        n = s["sessions"]
+        echo = subprocess.Popen(
+            ["ip", "netns", "exec", SRV_NS, self.bed.pptp_echo, "--port",
+             str(hostload.ECHO_PORT), "--bind", TUN_LOCAL],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL)
+        ramp = n / hostload.SETUP_RATE
+        timeout = ramp * 3 + s["duration"] + 60
+        args = streamlib.load_args(
+            s, hostload.SERVER, hostload.src_range(n),
+            "%s:%d" % (TUN_LOCAL, hostload.ECHO_PORT)) + [
+            "--user", USER, "--password", SECRET,
+            "--rate", str(hostload.SETUP_RATE),
+            "--mppe", "128" if self.bed.mppe else "none",
+            "--setup-timeout", str(int(ramp * 2 + 60)),
+            "--deadline", str(int(timeout))]
+        box = {}
+        t = threading.Thread(target=lambda: box.update(
+            r=hostload.request(self.bed.folder, args, timeout)))
+        t0 = time.monotonic()
+        t.start()
+        pid = self.server.pid
+        while t.is_alive() and ppp_count(pid) < n:
+            time.sleep(0.2)
+        a = None
+        if t.is_alive():
+            a = (time.monotonic(), server_snapshot(ino), ppp_rx(pid))
+            t.join(s["duration"] * 0.4)
+            b = (time.monotonic(), server_snapshot(ino), ppp_rx(pid))
+        all_up = (a[0] - t0) if a else None
+        t.join()
+        echo.kill()
+        echo.wait()
+        status, rep = box.get("r", (None, None))
+        with open(raw_path, "w") as f:
+            json.dump({"status": status, "report": rep}, f)
+        if rep is None or a is None:
+            raise SessionError("%s: stream %s: pptp-load status %s, %s" % (
+                self.v["label"], s["name"], status,
+                "no report" if rep is None else
+                "the %d sessions were never all up" % n))
+        st = (rep.get("streams") or [{}])[0]
+        sent, got = st.get("sent", 0), st.get("received", 0)
+        # Echo: what came back, over every session, per second of stream.
+        m = {"throughput": got * s["size"] * 8 / s["duration"] / 1e6,
+             "loss": 100.0 * st.get("lost", 0) / sent if sent else None,
+             "ooo": float(st.get("reordered", 0)),
+             "jitter": st.get("jitter_ms")}
+        cpu_ticks, cpu_ns, per, vanished = cpu_delta(a[1], b[1])
+        cpu = cpu_ns if cpu_ns is not None else cpu_ticks
+        mb = (b[2][0] - a[2][0]) / 1e6
+        m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
+        d = {"sessions": n, "sessions_up": rep.get("up"),
+             "failed_by_reason": rep.get("failed_by_reason"),
+             "all_up_guest_s": round(all_up, 3),
+             "all_up_host_s": rep.get("all_up_s"),
+             "window_s": round(b[0] - a[0], 3), "server_cpu_s": cpu,
+             "server_cpu_by_comm": per, "server_vanished": vanished,
+             "tunnel_bytes": b[2][0] - a[2][0],
+             "tunnel_packets": b[2][1] - a[2][1],
+             "sent_packets": sent, "received_packets": got,
+             "rtt": st.get("rtt"), "load_cpu_s": (rep.get("cpu_user_s") or 0)
+             + (rep.get("cpu_system_s") or 0)}
         self.check_alive()
         return m, d
 
@@ -772,7 +982,11 @@ class Run:
         if os.environ.get("PPTPD_IN_VM"):
             catcher = SyslogCatcher("/dev/log", os.path.join(work,
                                                              "syslog.txt"))
-        bed = Bed(work, plan["mppe"], plan.get("threaded_napi", True))
+        bed = Bed(work, plan["mppe"], plan.get("threaded_napi", True),
+                  max([1] + [s.get("sessions", 1) for s in plan["streams"]]),
+                  any(s.get("client") == "host" for s in plan["streams"]))
+        bed.folder = self.out            # shared with the host (--rw)
+        bed.pptp_echo = plan.get("pptp_echo")
         versions = plan["versions"]
         self.total = plan["rounds"] * len(versions) * len(plan["streams"])
         self.done = 0

@@ -23,6 +23,16 @@ A stream file is a list of `key value` lines (`key = value` works too);
                   have on that metric (measured A-vs-A); a verdict on it
                   then needs a change beyond THRESHOLD + PCT. Repeatable,
                   e.g. `noise cpu_per_mb 10`
+  sessions        N: N concurrent sessions (1..2000, default 1), each
+                  carrying the stream at `rate` (so `rate` is per session),
+                  driven by pptp-load from the host over the VM's tap link
+                  (scripts/hostbed); udp only, direction up, down, both or
+                  echo (pptp-load's echo streams: up and back)
+  client          vm | host: where the single session's client runs
+                  (default vm: pptp-linux + pppd + iperf3 in the VM);
+                  host: pptp-load's TUN mode on the host over the tap
+                  link, with iperf3 on the host (tcp or udp), so the
+                  client shares none of the VM's CPU
   quick           yes | no: also run with QUICK=1 (default no)
   quick_duration  seconds when QUICK=1 (default: duration)
   description     free text for the report
@@ -38,7 +48,9 @@ import re
 KINDS = ("udp", "tcp")
 DIRECTIONS = ("up", "down", "both")
 KEYS = ("kind", "size", "rate", "duration", "direction", "quick",
-        "quick_duration", "window", "pacing", "noise", "description")
+        "quick_duration", "window", "pacing", "noise", "sessions", "client",
+        "description")
+SESSIONS_MAX = 2000
 SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
 
 
@@ -119,9 +131,22 @@ def parse(text, name):
         qdur = float(kv.get("quick_duration", duration))
         if not (0 < duration <= 600 and 0 < qdur <= 600):
             raise StreamError("duration must be in (0, 600] seconds")
+        sessions = int(kv.get("sessions", "1"))
+        if not 1 <= sessions <= SESSIONS_MAX:
+            raise StreamError("sessions must be 1..%d" % SESSIONS_MAX)
         direction = kv.get("direction", "up")
-        if direction not in DIRECTIONS:
-            raise StreamError("direction must be up, down or both")
+        if sessions > 1 and kind != "udp":
+            raise StreamError("sessions > 1 needs kind udp (pptp-load "
+                              "streams)")
+        if direction not in DIRECTIONS + (("echo",) if sessions > 1 else ()):
+            raise StreamError("direction must be up, down or both%s"
+                              % (" or echo" if sessions > 1 else ""))
+        client = kv.get("client", "vm")
+        if client not in ("vm", "host"):
+            raise StreamError("client must be vm or host")
+        if client == "host" and sessions > 1:
+            raise StreamError("client host is for one session (a "
+                              "`sessions` stream always runs on the host)")
         quick = _yes(kv.get("quick", "no"))
         pacing = _yes(kv.get("pacing", "no"))
         if pacing and rate is None:
@@ -140,7 +165,8 @@ def parse(text, name):
             "kind": kind, "size": size, "rate_bps": rate,
             "duration": duration, "quick_duration": qdur,
             "direction": d, "quick": quick, "window": window,
-            "pacing": pacing, "noise": dict(noise),
+            "pacing": pacing, "noise": dict(noise), "sessions": sessions,
+            "client": client,
             "description": kv.get("description", ""),
         })
     return out
@@ -195,6 +221,19 @@ def iperf_args(stream, host, port):
     return a
 
 
+def load_args(stream, server, source, target):
+    """pptp-load arguments for a many-session stream (without the binary):
+    `sessions` sessions from the `source` range, each with the stream at
+    its per-session rate to the echo/sink service at `target`."""
+    pps = stream["rate_bps"] / (stream["size"] * 8)
+    return ["--server", server, "--source", source,
+            "--sessions", str(stream["sessions"]),
+            "--stream", "%d,%gpps,%s,%s" % (stream["size"], pps,
+                                            _num(stream["duration"]),
+                                            stream["direction"]),
+            "--target", target]
+
+
 def _num(x):
     return str(int(x)) if float(x).is_integer() else "%g" % x
 
@@ -210,6 +249,10 @@ def describe(stream):
             "tcp @ " + fmt_rate(stream["rate_bps"])
     if stream.get("pacing"):
         what += " paced"
+    if stream.get("sessions", 1) > 1:
+        what = "%d sessions x %s" % (stream["sessions"], what)
+    elif stream.get("client") == "host":
+        what += " from the host"
     return "%s, %s, %s s" % (what, stream["direction"],
                              _num(stream["duration"]))
 

@@ -226,6 +226,28 @@ class TestStreams(unittest.TestCase):
         with self.assertRaises(streams.StreamError):
             streams.parse("kind tcp\nwindow lots\n", "t")
 
+    def test_sessions_key(self):
+        s = streams.parse("kind udp\nsize 200\nrate 32k\nsessions 200\n"
+                          "direction echo\nduration 10\n", "many")[0]
+        self.assertEqual(s["sessions"], 200)
+        self.assertEqual(s["direction"], "echo")
+        a = streams.load_args(s, "198.18.200.2", "198.18.64.1-198.18.64.200",
+                              "198.19.0.1:9000")
+        # The rate is per session: 32 kbit/s of 200-byte datagrams = 20 pps.
+        self.assertEqual(a[a.index("--stream") + 1], "200,20pps,10,echo")
+        self.assertEqual(a[a.index("--sessions") + 1], "200")
+        self.assertEqual(a[a.index("--source") + 1],
+                         "198.18.64.1-198.18.64.200")
+        self.assertIn("200 sessions x", streams.describe(s))
+        self.assertEqual(streams.parse("kind udp\nrate 1M\n", "one")[0]
+                         ["sessions"], 1)
+        for bad in ("kind tcp\nsessions 5\n",
+                    "kind udp\nrate 1k\nsessions 0\n",
+                    "kind udp\nrate 1k\nsessions 2001\n",
+                    "kind udp\nrate 1k\ndirection echo\n"):
+            with self.assertRaises(streams.StreamError):
+                streams.parse(bad, "bad")
+
     def test_noise_key(self):
         s = streams.parse("kind tcp\nnoise cpu_per_mb 10\nnoise loss 2%\n",
                           "t")[0]

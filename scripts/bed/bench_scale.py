@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""make bench-scale: N concurrent pptp-load sessions from the host against a
+server in the VM (scripts/hostbed), ours and Poptop in the same run.
+
+    scripts/bed/bench_scale.py [--quick] [--servers ours,poptop]
+                               [--steps 1,100,1000] [--out DIR]
+
+Per server one VM boot (2 GB, 2 vCPUs); in it, for each step N in turn:
+
+1. pptp-load brings up N sessions (MS-CHAPv2, MPPE-128, Windows profile)
+   from N source addresses at --rate sessions/s, each with a fixed
+   low-rate UDP echo stream (default 100 B at 2 packets/s each way) to the
+   echo service behind the server;
+2. once the count of ppp interfaces on the server stops growing, a
+   snapshot with memory (PSS of pptpd, pptpctrl and every pppd; meminfo),
+   then a window of --window seconds between two CPU snapshots;
+3. pptp-load is stopped (SIGTERM: it tears the sessions down and writes its
+   JSON), and the server is left to reap every pppd before the next step.
+
+Reported per server and step: sessions up/asked, time until all were up and
+sessions/s (pptp-load's all_up_s), setup p50/p95/max, server memory per
+session (PSS and RSS of the server's processes, and MemAvailable's drop,
+each divided by the sessions up), server CPU per packet in the window
+(CPU ns of pptpd + pptpctrl + pppd over the GRE packets the server's link
+carried both ways). Results: DIR/<server>.json and DIR/table.txt.
+
+`drive` is the half that runs under scripts/hostbed, on the host side.
+"""
+import argparse
+import ipaddress
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HOSTBED = os.path.join(TOP, "scripts", "hostbed")
+SETTLE_S = 6        # ppp interface count unchanged this long: settled
+REAP_S = 300        # longest wait for the server to reap a step's pppd
+
+
+def snap(name, mem=False):
+    argv = [os.environ["BED_SNAP"], name] + (["mem"] if mem else [])
+    out = subprocess.run(argv, check=True, stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout.strip()
+    with open(out) as f:
+        s = json.load(f)
+    s["host_t"] = time.monotonic()
+    return s
+
+
+def source_range(n):
+    net = ipaddress.ip_network(os.environ["BED_SRC"])
+    first = net.network_address + 1
+    return "%s-%s" % (first, first + n - 1)
+
+
+def pptp_load():
+    p = os.environ.get("PPTP_LOAD") or os.path.join(TOP, "client",
+                                                     "pptp-load")
+    if not os.access(p, os.X_OK):
+        sys.exit("bench-scale: %s not built (make all)" % p)
+    return p
+
+
+def wait_settled(n, proc, tag, limit_s):
+    """Poll the server until its ppp interface count reaches n or stops
+    growing for SETTLE_S; returns the last snapshot."""
+    last, since = -1, time.monotonic()
+    end = time.monotonic() + limit_s
+    i = 0
+    while time.monotonic() < end:
+        s = snap("%s-poll%d" % (tag, i))
+        i += 1
+        up = s["ppp_ifaces"]
+        if up != last:
+            last, since = up, time.monotonic()
+        print("  %s: %d/%d ppp interfaces on the server" % (tag, up, n),
+              flush=True)
+        if up >= n or (up > 0 and time.monotonic() - since >= SETTLE_S):
+            return s
+        if proc.poll() is not None:
+            return s
+        time.sleep(2)
+    return snap(tag + "-timeout")
+
+
+def wait_reaped(tag):
+    end = time.monotonic() + REAP_S
+    while time.monotonic() < end:
+        s = snap(tag + "-reap")
+        if s["pppd"] == 0 and s["ppp_ifaces"] == 0:
+            return True
+        time.sleep(2)
+    return False
+
+
+def delta(a, b):
+    pk = lambda s: s["link"].get("rx_packets", 0) + \
+        s["link"].get("tx_packets", 0)
+    return {"seconds": b["host_t"] - a["host_t"],
+            "cpu_ns": b["cpu_ns"] - a["cpu_ns"],
+            "packets": pk(b) - pk(a),
+            "ppp_packets": (b["ppp"]["rx_packets"] + b["ppp"]["tx_packets"]) -
+            (a["ppp"]["rx_packets"] + a["ppp"]["tx_packets"])}
+
+
+def drive_step(a, n):
+    tag = "s%d" % n
+    pre = snap(tag + "-pre", mem=True)
+    js = os.path.join(os.environ["BED_DIR"], "load-%d.json" % n)
+    argv = [pptp_load(), "--server", os.environ["BED_SERVER"],
+            "--source", source_range(n), "--sessions", str(n),
+            "--rate", str(a.rate), "--user", os.environ["BED_USER"],
+            "--password", os.environ["BED_PASSWORD"],
+            "--profile", "windows", "--mppe", "128",
+            "--stream", "%d,%dpps,%d,echo" % (a.size, a.pps, 36000),
+            "--target", os.environ["BED_ECHO"],
+            "--setup-timeout", str(a.setup_timeout),
+            "--deadline", str(36000), "--json", js]
+    print("step %d: %s" % (n, " ".join(argv)), flush=True)
+    logf = open(os.path.join(os.environ["BED_DIR"], "load-%d.log" % n), "w")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT)
+    settled = wait_settled(n, proc, tag, a.setup_timeout + n / a.rate + 60)
+    up_s = time.monotonic() - t0
+    res = {"n": n, "settled_s": up_s, "ppp_ifaces": settled["ppp_ifaces"]}
+    if proc.poll() is None and settled["ppp_ifaces"] > 0:
+        memsnap = snap(tag + "-up", mem=True)
+        w0 = snap(tag + "-w0")
+        time.sleep(a.window)
+        w1 = snap(tag + "-w1")
+        res["window"] = delta(w0, w1)
+        res["pre"], res["up"] = pre, memsnap
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        res["load_killed"] = True
+    res["load_status"] = proc.returncode
+    try:
+        with open(js) as f:
+            res["load"] = json.load(f)
+    except (OSError, ValueError) as e:
+        res["load_error"] = str(e)
+    res["reaped"] = wait_reaped(tag)
+    return res
+
+
+def drive(a):
+    out = {"kind": os.environ.get("BED_KIND"), "steps": []}
+    for n in a.steps:
+        out["steps"].append(drive_step(a, n))
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+# ------------------------------------------------------------------ report
+def per_session(step):
+    up, pre = step.get("up"), step.get("pre")
+    n = step.get("ppp_ifaces") or 0
+    if not up or not pre or not n:
+        return {}
+    d = {"pss_kb": (up["pss_kb"] - pre["pss_kb"]) / n,
+         "rss_kb": (up["rss_kb"] - pre["rss_kb"]) / n,
+         "memavail_kb": (pre["meminfo"]["MemAvailable"] -
+                         up["meminfo"]["MemAvailable"]) / n}
+    return d
+
+
+def load_summary(step):
+    """Sessions up, setup percentiles, all_up_s and the echo streams' loss
+    and RTT, from pptp-load's JSON report."""
+    L = step.get("load") or {}
+    st = (L.get("streams") or [{}])[0]
+    lost = None
+    if st.get("sent"):
+        lost = 100.0 * st.get("lost", 0) / st["sent"]
+    return {"up": L.get("up"), "failed": L.get("failed"),
+            "setup": L.get("setup") or {}, "all_up_s": L.get("all_up_s"),
+            "lost_pct": lost, "rtt_p50": (st.get("rtt") or {}).get("p50_ms"),
+            "reasons": L.get("failed_by_reason") or {}}
+
+
+def fmt(v, f="%.1f"):
+    return "-" if v is None else f % v
+
+
+def report(results, path):
+    rows = [("server", "N", "up", "all up s", "sess/s",
+             "setup p50/p95/max ms", "PSS/sess KB", "RSS/sess KB",
+             "MemAvail/sess KB", "CPU us/pkt", "pkts/s", "echo loss",
+             "RTT p50 ms")]
+    notes = []
+    for kind, r in results.items():
+        for st in r.get("steps", []):
+            L = load_summary(st)
+            up = L["up"] if L["up"] is not None else st.get("ppp_ifaces")
+            all_up, setup = L["all_up_s"], L["setup"]
+            ps = per_session(st)
+            w = st.get("window") or {}
+            cpp = w["cpu_ns"] / w["packets"] / 1000 if w.get("packets") \
+                else None
+            pps = w["packets"] / w["seconds"] if w.get("seconds") else None
+            rows.append((kind, str(st["n"]), str(up), fmt(all_up),
+                         fmt(up / all_up if up and all_up else None),
+                         "%s/%s/%s" % (fmt(setup.get("p50_ms"), "%.0f"),
+                                       fmt(setup.get("p95_ms"), "%.0f"),
+                                       fmt(setup.get("max_ms"), "%.0f")),
+                         fmt(ps.get("pss_kb"), "%.0f"),
+                         fmt(ps.get("rss_kb"), "%.0f"),
+                         fmt(ps.get("memavail_kb"), "%.0f"),
+                         fmt(cpp, "%.1f"), fmt(pps, "%.0f"),
+                         fmt(L["lost_pct"], "%.1f%%"),
+                         fmt(L["rtt_p50"], "%.0f")))
+            if L["reasons"]:
+                notes.append("%s N=%d failed: %s" % (kind, st["n"],
+                                                     L["reasons"]))
+            if st.get("load_error"):
+                notes.append("%s N=%d: no pptp-load report (%s)" %
+                             (kind, st["n"], st["load_error"]))
+        if r.get("error"):
+            notes.append("%s: %s" % (kind, r["error"]))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    text = "\n".join("  ".join(c.rjust(widths[i]) if i else c.ljust(widths[i])
+                               for i, c in enumerate(row)) for row in rows)
+    text += "".join("\n" + n for n in notes)
+    print(text)
+    with open(path, "w") as f:
+        f.write(text + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   default=os.environ.get("QUICK") == "1")
+    p.add_argument("--servers", default="ours,poptop")
+    p.add_argument("--steps")
+    p.add_argument("--rate", type=float, default=3.0)
+    p.add_argument("--size", type=int, default=100)
+    p.add_argument("--pps", type=int, default=2)
+    p.add_argument("--window", type=float, default=20.0)
+    p.add_argument("--setup-timeout", type=float, default=120.0)
+    p.add_argument("--out")
+    p.add_argument("--report", metavar="DIR",
+                   help="print the table of an earlier run")
+    sub = p.add_subparsers(dest="cmd")
+    d = sub.add_parser("drive")
+    d.add_argument("json")
+    a = p.parse_args()
+    if a.steps is None:
+        a.steps = "1,10,50" if a.quick else "1,100,1000"
+    a.steps = [int(x) for x in a.steps.split(",")]
+    if a.cmd == "drive":
+        return drive(a)
+    out = a.report or a.out or os.path.join(
+        TOP, "bench-scale", time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+    results = {}
+    rc = 0
+    for kind in a.servers.split(","):
+        if a.report:
+            break
+        js = os.path.join(out, kind + ".json")
+        argv = [HOSTBED, "--server", kind, "--sessions", str(max(a.steps)),
+                "--work", os.path.join(out, kind + "-bed"), "--",
+                sys.executable, os.path.abspath(__file__),
+                "--steps", ",".join(map(str, a.steps)), "--rate", str(a.rate),
+                "--size", str(a.size), "--pps", str(a.pps),
+                "--window", str(a.window),
+                "--setup-timeout", str(a.setup_timeout), "drive", js]
+        print("== %s" % kind, flush=True)
+        r = subprocess.run(argv)
+        if r.returncode:
+            rc = rc or r.returncode
+    for kind in a.servers.split(","):
+        js = os.path.join(out, kind + ".json")
+        try:
+            with open(js) as f:
+                results[kind] = json.load(f)
+        except (OSError, ValueError):
+            results[kind] = {"error": "no results (see %s-bed/)" % kind}
+    print()
+    report(results, os.path.join(out, "table.txt"))
+    print("results: %s" % out)
+    return 0 if rc in (0, 1) else rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
