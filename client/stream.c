@@ -115,12 +115,25 @@ void stream_init(struct stream *s, const struct stream_spec *spec,
 	acct_init(&s->acct);
 }
 
-void stream_start(struct stream *s, uint64_t now)
+static void stream_begin(struct stream *s, uint64_t now)
 {
 	s->t0_ms = now;
 	s->end_ms = now + s->spec->duration_ms;
 	s->next_ms = now;
+	s->retries = 0;
 	s->phase = STREAM_SENDING;
+}
+
+void stream_start(struct stream *s, uint64_t now)
+{
+	if (s->spec->dir == STREAM_DOWN) {
+		/* its start probe already waits for the path (down_tick) */
+		stream_begin(s, now);
+		return;
+	}
+	s->phase = STREAM_CHECKING;
+	s->retries = 0;
+	s->retry_ms = now;
 }
 
 static int send_probe(struct stream *s, struct probe *p, size_t len,
@@ -193,6 +206,18 @@ uint64_t stream_tick(struct stream *s, uint64_t now, uint64_t now_ns,
     stream_send_fn send, void *arg)
 {
 	switch (s->phase) {
+	case STREAM_CHECKING:
+		if (s->path_ok || s->retries >= STREAM_RETRIES) {
+			stream_begin(s, now);
+			return now;
+		}
+		if (now >= s->retry_ms) {
+			struct probe p = { .type = PROBE_REPORT_REQ };
+			(void)send_probe(s, &p, 0, send, arg);
+			s->retries++;
+			s->retry_ms = now + STREAM_CHECK_MS;
+		}
+		return s->retry_ms;
 	case STREAM_SENDING:
 		if (s->spec->dir == STREAM_DOWN)
 			return down_tick(s, now, send, arg);
@@ -229,8 +254,12 @@ void stream_input(struct stream *s, const struct probe *p, uint64_t now_ns)
 {
 	if (s->phase == STREAM_IDLE || s->phase == STREAM_DONE)
 		return;
+	if (p->type == PROBE_REPORT && s->phase == STREAM_CHECKING) {
+		s->path_ok = 1;
+		return;
+	}
 	if (p->type == PROBE_REPORT) {
-		if (s->spec->dir == STREAM_UP) {
+		if (s->spec->dir == STREAM_UP && s->phase == STREAM_REPORTING) {
 			s->report = *p;
 			s->reported = 1;
 		}

@@ -36,8 +36,16 @@ const char *stream_dir_str(enum stream_dir d);
  * bursts no larger than this. */
 #define STREAM_BURST      64
 
-enum stream_phase { STREAM_IDLE, STREAM_SENDING, STREAM_DRAINING,
-	STREAM_REPORTING, STREAM_DONE };
+/* Up and echo streams first ask pptp-echo for a report every
+ * STREAM_CHECK_MS until one comes back (at most STREAM_RETRIES times): the
+ * client calls its link up when IPCP opens on its side, the server's pppd
+ * a moment later, and datagrams sent in between are dropped by the
+ * server's ppp unit. Counting starts once the path has answered, so that
+ * window is not reported as loss of the tunnel. */
+#define STREAM_CHECK_MS   100
+
+enum stream_phase { STREAM_IDLE, STREAM_CHECKING, STREAM_SENDING,
+	STREAM_DRAINING, STREAM_REPORTING, STREAM_DONE };
 
 struct stream {
 	const struct stream_spec *spec;
@@ -47,6 +55,7 @@ struct stream {
 	unsigned retries;
 	uint64_t sent;
 	int reported;           /* up: pptp-echo's REPORT arrived */
+	int path_ok;            /* checking: a REPORT came back */
 	struct probe report;
 	struct acct acct;       /* what came back (echo) or down */
 	uint64_t rtt_min_ns, rtt_max_ns;

@@ -256,6 +256,66 @@ static int net_send(void *arg, const uint8_t *b, size_t n)
 	return 0;
 }
 
+/* pptp-echo's answer to a path check (STREAM_CHECKING). */
+static void path_answers(struct stream *s)
+{
+	struct probe rep = { .type = PROBE_REPORT, .stream = s->id };
+	stream_input(s, &rep, 0);
+}
+
+/* Up and echo streams count nothing until the path has answered: what is
+ * sent before the server's side of IPCP is up is not the tunnel's loss. */
+static unsigned checks, datas;
+static int check_send(void *arg, const uint8_t *b, size_t n)
+{
+	struct probe p;
+	(void)arg;
+	assert_int_equal(probe_decode(b, n, &p), 0);
+	if (p.type == PROBE_REPORT_REQ)
+		checks++;
+	else if (p.type == PROBE_DATA)
+		datas++;
+	return 0;
+}
+
+static void streams_wait_for_the_path(void **state)
+{
+	(void)state;
+	struct stream_spec spec = { .dir = STREAM_ECHO, .size = 64, .pps = 10,
+		.duration_ms = 1000 };
+	uint64_t now = 100, next;
+
+	stream_init(&st, &spec, 3, NULL);
+	stream_start(&st, now);
+	checks = datas = 0;
+	while (checks < 3) {
+		next = stream_tick(&st, now, now * 1000000, check_send, NULL);
+		now = next > now ? next : now;
+	}
+	assert_int_equal(datas, 0);
+	/* checks every STREAM_CHECK_MS: the next one is due at the 4th step */
+	assert_int_equal(now, 100 + 3 * STREAM_CHECK_MS);
+	path_answers(&st);
+	while ((next = stream_tick(&st, now, now * 1000000, check_send, NULL)))
+		now = next > now ? next : now;
+	assert_int_equal(checks, 3);
+	assert_int_equal(datas, 10);
+	/* a path that never answers: the stream starts anyway after
+	 * STREAM_RETRIES checks, and what it loses is counted */
+	stream_init(&st, &spec, 4, NULL);
+	now = 100;
+	stream_start(&st, now);
+	checks = datas = 0;
+	while ((next = stream_tick(&st, now, now * 1000000, check_send, NULL)))
+		now = next > now ? next : now;
+	assert_int_equal(checks, STREAM_RETRIES);
+	assert_int_equal(datas, 10);
+	struct stream_result r;
+	stream_result(&st, &r);
+	assert_int_equal(r.sent, 10);
+	assert_int_equal(r.lost, 10);
+}
+
 static void echo_stream_through_bad_network(void **state)
 {
 	(void)state;
@@ -267,6 +327,7 @@ static void echo_stream_through_bad_network(void **state)
 	hist_init(&rtt);
 	stream_init(&st, &spec, 7, &rtt);
 	stream_start(&st, 1000);
+	path_answers(&st);
 	uint64_t now = 1000, next;
 	while ((next = stream_tick(&st, now, now * 1000000, net_send, NULL))) {
 		if (next > now)
@@ -311,6 +372,7 @@ static void up_stream_report(void **state)
 	struct stream_result r;
 	stream_init(&st, &spec, 1, NULL);
 	stream_start(&st, 10);
+	path_answers(&st);
 	uint64_t now = 10, next;
 	report_reqs = 0;
 	while ((next = stream_tick(&st, now, 0, up_send, NULL))) {
@@ -332,6 +394,7 @@ static void up_stream_report(void **state)
 	/* no report at all: asked STREAM_RETRIES times, then given up */
 	stream_init(&st, &spec, 1, NULL);
 	stream_start(&st, 10);
+	path_answers(&st);
 	now = 10;
 	report_reqs = 0;
 	while ((next = stream_tick(&st, now, 0, up_send, NULL)))
@@ -354,6 +417,7 @@ int main(void)
 		cmocka_unit_test(datagrams),
 		cmocka_unit_test(echo_stream_through_bad_network),
 		cmocka_unit_test(up_stream_report),
+		cmocka_unit_test(streams_wait_for_the_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
