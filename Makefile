@@ -208,6 +208,9 @@ bench-scale: all
 install: all
 	install -D -m 0755 pptpd/pptpd $(DESTDIR)$(SBINDIR)/pptpd
 	install -D -m 0755 ctl/pptpctl $(DESTDIR)$(SBINDIR)/pptpctl
+	install -D -m 0755 client/pptp-load $(DESTDIR)$(PREFIX)/bin/pptp-load
+	install -D -m 0755 client/pptp-echo $(DESTDIR)$(PREFIX)/bin/pptp-echo
+	install -D -m 0644 man/pptp-load.1 $(DESTDIR)$(MANDIR)/man1/pptp-load.1
 	install -D -m 0644 man/pptpd.8 $(DESTDIR)$(MANDIR)/man8/pptpd.8
 	install -D -m 0644 man/pptpctl.8 $(DESTDIR)$(MANDIR)/man8/pptpctl.8
 	install -D -m 0644 man/pptpd.conf.5 $(DESTDIR)$(MANDIR)/man5/pptpd.conf.5
