@@ -193,9 +193,10 @@ def system_cpu():
     return sum(v[:8]) - idle, sum(v[:8])
 
 
-def ppp_rx(pid):
-    """(bytes, packets) received by the ppp interfaces of the netns of
-    `pid`, from /proc/PID/net/dev; (0, 0) when there is none."""
+def ppp_counters(pid, first):
+    """(bytes, packets) summed over the ppp interfaces of the netns of
+    `pid`, from /proc/PID/net/dev columns `first` and `first`+1 (0: the
+    receive side, 8: the transmit side); (0, 0) when there is none."""
     b = n = 0
     try:
         with open("/proc/%d/net/dev" % pid) as f:
@@ -203,27 +204,21 @@ def ppp_rx(pid):
                 name, sep, rest = line.partition(":")
                 if sep and name.strip().startswith("ppp"):
                     v = rest.split()
-                    b += int(v[0])
-                    n += int(v[1])
+                    b += int(v[first])
+                    n += int(v[first + 1])
     except (OSError, TypeError, ValueError, IndexError):
         pass
     return b, n
+
+
+def ppp_rx(pid):
+    """(bytes, packets) received by the ppp interfaces of `pid`'s netns."""
+    return ppp_counters(pid, 0)
 
 
 def ppp_tx(pid):
-    """(bytes, packets) sent by the ppp interfaces of the netns of `pid`."""
-    b = n = 0
-    try:
-        with open("/proc/%d/net/dev" % pid) as f:
-            for line in f:
-                name, sep, rest = line.partition(":")
-                if sep and name.strip().startswith("ppp"):
-                    v = rest.split()
-                    b += int(v[8])
-                    n += int(v[9])
-    except (OSError, TypeError, ValueError, IndexError):
-        pass
-    return b, n
+    """(bytes, packets) sent by the ppp interfaces of `pid`'s netns."""
+    return ppp_counters(pid, 8)
 
 
 def ppp_count(pid):
