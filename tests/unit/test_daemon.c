@@ -1252,6 +1252,19 @@ ctl_out_contains(const char *fmt, ...)
 	return found;
 }
 
+/* Polls pptpctl status until the pool line reads `want`. */
+static void
+pool_free_is(const char *want)
+{
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(pptpctl("status"), 0);
+		if (ctl_out_has(want))
+			break;
+		usleep(10000);
+	}
+	assert_true(ctl_out_contains("%s", want));
+}
+
 /* A PNS whose control connection comes from `src` (any 127/8 address is
  * ours on lo). */
 static int
@@ -1387,12 +1400,7 @@ test_ctl_kill(void **state)
 	assert_true(log_contains("ctl: kill id "));
 	assert_true(log_contains("user alice hung up (asked by uid 0 pid "));
 	/* the address is free once pppd is reaped */
-	for (int i = 0; i < 300; i++) {
-		assert_int_equal(pptpctl("status"), 0);
-		if (ctl_out_has("pool:        1 of 2 free"))
-			break;
-		usleep(10000);
-	}
+	pool_free_is("pool:        1 of 2 free");
 	assert_true(ctl_out_contains("calls:       1 (setup 0, up 1, hangup 0, ending 0)"));
 	assert_int_equal(pptpctl("sessions"), 0);
 	assert_false(ctl_out_has("user alice"));
@@ -1982,18 +1990,6 @@ pns_alive(int s, uint32_t id)
 	assert_int_equal(m.u.echo.id, id);
 }
 
-static void
-pool_free_is(const char *want)
-{
-	for (int i = 0; i < 300; i++) {
-		assert_int_equal(pptpctl("status"), 0);
-		if (ctl_out_has(want))
-			break;
-		usleep(10000);
-	}
-	assert_true(ctl_out_contains("%s", want));
-}
-
 /* A reload that changes the pool and a limit: the live call keeps its
  * address, new calls get the new pool and the new limit, and the old
  * address, outside the new pool, is never handed out again. */
@@ -2278,12 +2274,7 @@ test_dae_disconnect(void **state)
 	assert_int_equal(m.u.cdn.call_id, a);
 	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
 	assert_true(log_contains("user alice hung up"));
-	for (int i = 0; i < 300; i++) {
-		assert_int_equal(pptpctl("status"), 0);
-		if (ctl_out_has("pool:        1 of 2 free"))
-			break;
-		usleep(10000);
-	}
+	pool_free_is("pool:        1 of 2 free");
 	assert_true(ctl_out_contains("calls:       1 (setup 0, up 1, hangup 0, ending 0)"));
 	assert_int_equal(pptpctl("sessions"), 0);
 	assert_true(ctl_out_contains("%u/22 user bob", b));
