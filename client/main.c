@@ -41,6 +41,7 @@ struct opts {
 	uint32_t src_count;
 	unsigned sessions;
 	double rate;
+	unsigned max_setup;     /* 0: no limit on sessions in setup at once */
 	const char *user, *password, *users_file;
 	const char *profile, *mppe;
 	int stateful;
@@ -74,6 +75,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: pptp-load --server ADDR [--source A[-B]] [--sessions N] [--rate R]\n"
+"         [--max-setup N]\n"
 "         (--user U --password P | --users FILE) [--profile windows|linux]\n"
 "         [--mppe 128|40|any|none] [--stateful] [--auth mschapv2|chap|pap]\n"
 "         [--stream SIZE,RATE,DURATION,up|down|echo]... [--target IP:PORT]\n"
@@ -138,12 +140,13 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 	enum { O_SERVER = 256, O_SOURCE, O_SESSIONS, O_RATE, O_USER, O_PASS,
 		O_USERS, O_PROFILE, O_MPPE, O_STATEFUL, O_STREAM, O_TARGET,
 		O_DEADLINE, O_SETUP, O_HOLD, O_JSON, O_TUN, O_PROGRESS, O_AUTH,
-		O_HELP };
+		O_MAX_SETUP, O_HELP };
 	static const struct option lo[] = {
 		{ "server", required_argument, NULL, O_SERVER },
 		{ "source", required_argument, NULL, O_SOURCE },
 		{ "sessions", required_argument, NULL, O_SESSIONS },
 		{ "rate", required_argument, NULL, O_RATE },
+		{ "max-setup", required_argument, NULL, O_MAX_SETUP },
 		{ "user", required_argument, NULL, O_USER },
 		{ "password", required_argument, NULL, O_PASS },
 		{ "users", required_argument, NULL, O_USERS },
@@ -182,6 +185,10 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			o->sessions = (unsigned)parse_num(optarg, "bad --sessions");
 			break;
 		case O_RATE: o->rate = parse_num(optarg, "bad --rate"); break;
+		case O_MAX_SETUP:
+			o->max_setup = (unsigned)parse_num(optarg,
+			    "bad --max-setup");
+			break;
 		case O_USER: o->user = optarg; break;
 		case O_PASS: o->password = optarg; break;
 		case O_USERS: o->users_file = optarg; break;
@@ -447,6 +454,33 @@ static int all_done(const struct run *r)
 	return 1;
 }
 
+/* Whether another session may start now: its turn at --rate has come,
+ * and fewer than --max-setup are still setting up. The limit keeps a
+ * server that sets sessions up slower than the rate from being buried
+ * under setups that all time out; the rate then follows the server. */
+static int setup_full(const struct run *r)
+{
+	unsigned pending = 0;
+
+	if (!r->o.max_setup)
+		return 0;
+	for (unsigned i = 0; i < r->started; i++)
+		if (r->ss[i].state < SS_UP && ++pending >= r->o.max_setup)
+			return 1;
+	return 0;
+}
+
+static uint64_t next_start(const struct run *r)
+{
+	return r->t0 + (uint64_t)(r->started * 1000.0 / r->o.rate);
+}
+
+static int may_start(const struct run *r, uint64_t now)
+{
+	return r->started < r->o.sessions && now >= next_start(r) &&
+	    !setup_full(r);
+}
+
 static void start_one(struct run *r, uint64_t now)
 {
 	unsigned i = r->started++;
@@ -498,8 +532,7 @@ static int run_loop(struct run *r, long *rss_idle_kb, unsigned *rss_n)
 
 	for (;;) {
 		uint64_t now = clock_ms();
-		while (!closing && r->started < r->o.sessions &&
-		    now >= r->t0 + (uint64_t)(r->started * 1000.0 / r->o.rate))
+		while (!closing && may_start(r, now))
 			start_one(r, now);
 		if (!settled_at && all_settled(r)) {
 			settled_at = now;
@@ -532,9 +565,10 @@ static int run_loop(struct run *r, long *rss_idle_kb, unsigned *rss_n)
 		uint64_t wake = deadline, nt = timers_next(r->env.timers);
 		if (nt && nt < wake)
 			wake = nt;
-		if (!closing && r->started < r->o.sessions) {
-			uint64_t ns = r->t0 + (uint64_t)(r->started * 1000.0 /
-			    r->o.rate);
+		/* held back by --max-setup: a session's progress (an event)
+		 * or the 100-ms tick below looks again */
+		if (!closing && r->started < r->o.sessions && !setup_full(r)) {
+			uint64_t ns = next_start(r);
 			if (ns < wake)
 				wake = ns;
 		}

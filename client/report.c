@@ -156,8 +156,8 @@ void report_print(FILE *f, const struct report_run *r)
 	for (unsigned j = 0; j < r->nspecs; j++) {
 		const struct stream_spec *sp = &r->specs[j];
 		struct stream_result tot = spec_total(r, j);
-		fprintf(f, "stream %u: %s %u B at %u pps for %.1f s per session\n",
-		    j, stream_dir_str(sp->dir), sp->size, sp->pps,
+		fprintf(f, "stream %u: %s %u B at %g pps for %.1f s per session\n",
+		    j, stream_dir_str(sp->dir), sp->size, stream_pps(sp),
 		    sp->duration_ms / 1000.0);
 		fprintf(f, "  packets: sent %llu  received %llu  lost %llu (%.2f %%)"
 		    "  reordered %llu  duplicated %llu\n",
@@ -306,9 +306,9 @@ int report_json(const char *path, const struct report_run *r)
 	for (unsigned j = 0; j < r->nspecs; j++) {
 		struct stream_result tot = spec_total(r, j);
 		fprintf(f, "%s\n    {\"direction\": \"%s\", \"size\": %u, "
-		    "\"pps\": %u, \"duration_ms\": %u, ", j ? "," : "",
+		    "\"pps\": %g, \"duration_ms\": %u, ", j ? "," : "",
 		    stream_dir_str(r->specs[j].dir), r->specs[j].size,
-		    r->specs[j].pps, r->specs[j].duration_ms);
+		    stream_pps(&r->specs[j]), r->specs[j].duration_ms);
 		json_result(f, &tot);
 		fprintf(f, ", ");
 		json_hist(f, "rtt", &r->rtt[j]);

@@ -14,8 +14,13 @@ const char *stream_dir_str(enum stream_dir d)
 	return (unsigned)d < 3 ? dirs[d] : "?";
 }
 
+/* Rates are kept in packets per 1000 s (STREAM_MPPS_PER_PPS per packet a
+ * second), so a session can send one datagram every few seconds. */
+#define STREAM_MPPS_PER_PPS 1000
+#define STREAM_MPPS_MAX     (10000000ull * STREAM_MPPS_PER_PPS)
+
 static int parse_rate(const char *s, const char *end, uint32_t size,
-    uint32_t *pps)
+    uint64_t *mpps)
 {
 	char *e;
 	double v = strtod(s, &e);
@@ -23,25 +28,32 @@ static int parse_rate(const char *s, const char *end, uint32_t size,
 
 	if (e == s || v <= 0)
 		return -1;
+	double pps;
 	if (rest == 3 && strncasecmp(e, "pps", 3) == 0) {
-		*pps = (uint32_t)v;
-		return *pps ? 0 : -1;
-	}
-	if (rest == 1) {
-		switch (*e) {
-		case 'k': case 'K': v *= 1e3; break;
-		case 'm': case 'M': v *= 1e6; break;
-		case 'g': case 'G': v *= 1e9; break;
-		default: return -1;
+		pps = v;
+	} else {
+		if (rest == 1) {
+			switch (*e) {
+			case 'k': case 'K': v *= 1e3; break;
+			case 'm': case 'M': v *= 1e6; break;
+			case 'g': case 'G': v *= 1e9; break;
+			default: return -1;
+			}
+		} else if (rest != 0) {
+			return -1;
 		}
-	} else if (rest != 0) {
-		return -1;
+		pps = v / (8.0 * (size + IPUDP_HDR_LEN));
 	}
-	double p = v / (8.0 * (size + IPUDP_HDR_LEN));
-	if (p < 1 || p > 1e7)
+	double m = pps * STREAM_MPPS_PER_PPS;
+	if (m < 1 || m > (double)STREAM_MPPS_MAX)
 		return -1;
-	*pps = (uint32_t)(p + 0.5);
+	*mpps = (uint64_t)(m + 0.5);
 	return 0;
+}
+
+double stream_pps(const struct stream_spec *spec)
+{
+	return (double)spec->mpps / STREAM_MPPS_PER_PPS;
 }
 
 static int parse_duration(const char *s, const char *end, uint32_t *ms)
@@ -59,6 +71,23 @@ static int parse_duration(const char *s, const char *end, uint32_t *ms)
 	else
 		return -1;
 	return *ms ? 0 : -1;
+}
+
+/* pptp-echo sends a down stream at whole packets/s (its start probe
+ * carries a u32 pps): round to that, so what we count as sent is what it
+ * sends. */
+static int stream_spec_down_rate(struct stream_spec *spec, const char **why)
+{
+	if (spec->dir != STREAM_DOWN)
+		return 0;
+	uint64_t pps = (spec->mpps + STREAM_MPPS_PER_PPS / 2) /
+	    STREAM_MPPS_PER_PPS;
+	if (pps == 0) {
+		*why = "a down stream needs at least 1 packet/s";
+		return -1;
+	}
+	spec->mpps = pps * STREAM_MPPS_PER_PPS;
+	return 0;
 }
 
 int stream_spec_parse(const char *str, struct stream_spec *spec,
@@ -87,7 +116,7 @@ int stream_spec_parse(const char *str, struct stream_spec *spec,
 		return -1;
 	}
 	spec->size = (uint32_t)size;
-	if (parse_rate(f[1], fe[1], spec->size, &spec->pps) < 0) {
+	if (parse_rate(f[1], fe[1], spec->size, &spec->mpps) < 0) {
 		*why = "bad rate (bit/s with k/M/G, or N pps)";
 		return -1;
 	}
@@ -99,7 +128,7 @@ int stream_spec_parse(const char *str, struct stream_spec *spec,
 	for (int d = 0; d < 3; d++)
 		if (dl == strlen(dirs[d]) && strncmp(f[3], dirs[d], dl) == 0) {
 			spec->dir = (enum stream_dir)d;
-			return 0;
+			return stream_spec_down_rate(spec, why);
 		}
 	*why = "direction must be up, down or echo";
 	return -1;
@@ -147,12 +176,16 @@ static int send_probe(struct stream *s, struct probe *p, size_t len,
 	return n ? send(arg, buf, n) : -1;
 }
 
-/* Up and echo: packet i is due at t0 + i / pps. */
+/* Up and echo: packet i is due at t0 + i / pps (ms times mpps: packets
+ * times 10^6). */
+#define STREAM_MS_MPPS (1000ull * STREAM_MPPS_PER_PPS)
+
 static uint64_t send_due(struct stream *s, uint64_t now, uint64_t now_ns,
     stream_send_fn send, void *arg)
 {
-	uint64_t total = (uint64_t)s->spec->pps * s->spec->duration_ms / 1000;
-	uint64_t due = (now - s->t0_ms) * s->spec->pps / 1000 + 1;
+	uint64_t mpps = s->spec->mpps;
+	uint64_t total = mpps * s->spec->duration_ms / STREAM_MS_MPPS;
+	uint64_t due = (now - s->t0_ms) * mpps / STREAM_MS_MPPS + 1;
 	unsigned burst = 0;
 
 	if (total == 0)
@@ -175,7 +208,7 @@ static uint64_t send_due(struct stream *s, uint64_t now, uint64_t now_ns,
 	}
 	if (s->sent < due)
 		return now;   /* behind: go on at once */
-	return s->t0_ms + (s->sent * 1000 + s->spec->pps - 1) / s->spec->pps;
+	return s->t0_ms + (s->sent * STREAM_MS_MPPS + mpps - 1) / mpps;
 }
 
 static uint64_t down_tick(struct stream *s, uint64_t now, stream_send_fn send,
@@ -185,7 +218,7 @@ static uint64_t down_tick(struct stream *s, uint64_t now, stream_send_fn send,
 	if (!s->acct.started && s->retries < STREAM_RETRIES &&
 	    now >= s->retry_ms) {
 		struct probe p = { .type = PROBE_START_DOWN,
-			.size = s->spec->size, .pps = s->spec->pps,
+			.size = s->spec->size, .pps = (uint32_t)(s->spec->mpps / STREAM_MPPS_PER_PPS),
 			.duration_ms = s->spec->duration_ms };
 		(void)send_probe(s, &p, 0, send, arg);
 		s->retries++;

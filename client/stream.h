@@ -16,16 +16,21 @@ enum stream_dir { STREAM_UP, STREAM_DOWN, STREAM_ECHO };
 struct stream_spec {
 	enum stream_dir dir;
 	uint32_t size;          /* UDP payload bytes */
-	uint32_t pps;
+	uint64_t mpps;          /* rate in packets per 1000 s: 0.2 pps is 200 */
 	uint32_t duration_ms;
 };
 
 /* Parse "SIZE,RATE,DURATION,DIRECTION": RATE in bit/s (k/M/G suffixes,
- * counting the whole IPv4 datagram) or packets/s ("100pps"), DURATION in
+ * counting the whole IPv4 datagram) or packets/s ("100pps", "0.2pps": rates
+ * below one packet a second let thousands of sessions share a fixed total;
+ * a down stream's is whole packets/s, what pptp-echo is asked for),
+ * DURATION in
  * seconds ("10", "0.5") or with "ms". Returns 0, or -1 with *why set. */
 int stream_spec_parse(const char *s, struct stream_spec *spec,
     const char **why);
 const char *stream_dir_str(enum stream_dir d);
+/* The spec's rate in packets/s. */
+double stream_pps(const struct stream_spec *spec);
 
 /* Time after the last packet (or the end of a down stream) for the last
  * ones to arrive, and the retry period of start and report probes. */

@@ -16,11 +16,15 @@ its own):
               headers, unparseable PPP) and no PPP answer: setup timeout
   127.0.0.17  SCCRP, then a truncated OCRP and the close of TCP
 
+  127.0.0.20-25  silent too, counting how many are connected at once
+
 Each session must end with its own reason, the client must exit on its own
 (status 1: not every session came up; no crash, no sanitizer report), and
 the run must end by its deadline. A second run against a silent server
 with a setup time longer than the deadline ends by the deadline, reason
-"deadline". Authentication refused needs PPP: tests/e2e/test_load_windows.sh
+"deadline". A third run of six sessions against the counting silent
+server with --max-setup 2 never has more than two connected at once, and
+starts all six. Authentication refused needs PPP: tests/e2e/test_load_windows.sh
 has the wrong-password case.
 
   tests/unit/test_load_badinput.py [PATH-TO-pptp-load]
@@ -54,6 +58,10 @@ SLACK_S = 1.5
 
 fails = 0
 count = 0
+# --max-setup: sessions connected to the counting silent server now, and
+# the most at once
+held = {"now": 0, "max": 0, "total": 0}
+held_lock = threading.Lock()
 
 
 def check(ok, what):
@@ -125,6 +133,18 @@ def serve(conn, peer):
             return
         elif peer == "127.0.0.12":
             pass
+        elif peer.startswith("127.0.0.2"):
+            with held_lock:
+                held["now"] += 1
+                held["total"] += 1
+                held["max"] = max(held["max"], held["now"])
+            try:
+                while conn.recv(4096):
+                    pass
+            finally:
+                with held_lock:
+                    held["now"] -= 1
+            return
         elif peer == "127.0.0.13":
             read_msg(conn)
             conn.sendall(sccrp(SCCRP_OK))
@@ -257,6 +277,21 @@ def main():
     check(j is not None and j["session"][0]["reason"] == "deadline",
           "silent server: reason deadline (got %s)"
           % (j["session"][0]["reason"] if j else None))
+
+    # at most two in setup at once: the others wait their turn
+    deadline = 10
+    rc, wall, j, out = run(["--sessions", "6", "--rate", "100",
+                            "--max-setup", "2", "--source",
+                            "127.0.0.20-127.0.0.25", "--setup-timeout", "1"],
+                           deadline)
+    check(rc == 1, "max-setup 2: exit status 1 (none up), got %d" % rc)
+    check(held["max"] == 2,
+          "max-setup 2: at most 2 sessions in setup at once (got %d)" % held["max"])
+    check(held["total"] == 6,
+          "max-setup 2: all 6 sessions were started (got %d)" % held["total"])
+    check(j is not None and
+          all(x["reason"] == "setup-timeout" for x in j["session"]),
+          "max-setup 2: every session ended by its setup timeout")
 
     stop.set()
     th.join()

@@ -159,16 +159,21 @@ static void spec_parse(void **state)
 	assert_int_equal(s.dir, STREAM_ECHO);
 	assert_int_equal(s.size, 1200);
 	/* 1e6 bit/s over (1200 + 28) * 8 bit per datagram */
-	assert_int_equal(s.pps, 102);
+	assert_int_equal(s.mpps, 101792);
 	assert_int_equal(s.duration_ms, 10000);
 	assert_int_equal(stream_spec_parse("100,50pps,500ms,up", &s, &why), 0);
-	assert_int_equal(s.pps, 50);
+	assert_int_equal(s.mpps, 50000);
 	assert_int_equal(s.duration_ms, 500);
 	assert_int_equal(s.dir, STREAM_UP);
 	assert_int_equal(stream_spec_parse("64,32k,2.5,down", &s, &why), 0);
 	assert_int_equal(s.dir, STREAM_DOWN);
-	assert_int_equal(s.pps, 43);
+	/* a down stream is whole packets/s: 42.6 is asked as 43 */
+	assert_int_equal(s.mpps, 43000);
 	assert_int_equal(s.duration_ms, 2500);
+	/* one datagram every 5 s */
+	assert_int_equal(stream_spec_parse("100,0.2pps,60,echo", &s, &why), 0);
+	assert_int_equal(s.mpps, 200);
+	assert_int_equal(stream_spec_parse("100,0.2pps,60,down", &s, &why), -1);
 	assert_int_equal(stream_spec_parse("10,1M,10,echo", &s, &why), -1);
 	assert_int_equal(stream_spec_parse("1200,1X,10,echo", &s, &why), -1);
 	assert_int_equal(stream_spec_parse("1200,1M,10,sideways", &s, &why), -1);
@@ -281,7 +286,7 @@ static int check_send(void *arg, const uint8_t *b, size_t n)
 static void streams_wait_for_the_path(void **state)
 {
 	(void)state;
-	struct stream_spec spec = { .dir = STREAM_ECHO, .size = 64, .pps = 10,
+	struct stream_spec spec = { .dir = STREAM_ECHO, .size = 64, .mpps = 10000,
 		.duration_ms = 1000 };
 	uint64_t now = 100, next;
 
@@ -321,7 +326,7 @@ static void echo_stream_through_bad_network(void **state)
 	(void)state;
 	static struct hist rtt;
 	struct stream_spec spec = { .dir = STREAM_ECHO, .size = 100,
-		.pps = 100, .duration_ms = 10000 };
+		.mpps = 100000, .duration_ms = 10000 };
 	struct stream_result r;
 
 	hist_init(&rtt);
@@ -367,7 +372,7 @@ static int up_send(void *arg, const uint8_t *b, size_t n)
 static void up_stream_report(void **state)
 {
 	(void)state;
-	struct stream_spec spec = { .dir = STREAM_UP, .size = 64, .pps = 10,
+	struct stream_spec spec = { .dir = STREAM_UP, .size = 64, .mpps = 10000,
 		.duration_ms = 1000 };
 	struct stream_result r;
 	stream_init(&st, &spec, 1, NULL);
@@ -403,10 +408,48 @@ static void up_stream_report(void **state)
 	assert_true(stream_done(&st));
 }
 
+static uint64_t slow_sent_at[8];
+static unsigned slow_n;
+static uint64_t slow_now;
+
+static int slow_send(void *arg, const uint8_t *b, size_t n)
+{
+	struct probe p;
+	(void)arg;
+	assert_int_equal(probe_decode(b, n, &p), 0);
+	if (p.type == PROBE_DATA && slow_n < 8)
+		slow_sent_at[slow_n++] = slow_now;
+	return 0;
+}
+
+/* 0.2 pps for 20 s: four datagrams, 5 s apart (a rate below one packet a
+ * second, as thousands of sessions sharing a fixed total have). */
+static void slow_rate_spacing(void **state)
+{
+	(void)state;
+	struct stream_spec spec;
+	const char *why;
+	assert_int_equal(stream_spec_parse("100,0.2pps,20,up", &spec, &why), 0);
+	stream_init(&st, &spec, 1, NULL);
+	stream_start(&st, 1000);
+	path_answers(&st);
+	uint64_t next;
+	unsigned ticks = 0;
+	slow_now = 1000;
+	slow_n = 0;
+	while ((next = stream_tick(&st, slow_now, 0, slow_send, NULL)) &&
+	    ticks++ < 1000)
+		slow_now = next > slow_now ? next : slow_now;
+	assert_int_equal(slow_n, 4);
+	for (unsigned i = 1; i < slow_n; i++)
+		assert_int_equal(slow_sent_at[i] - slow_sent_at[i - 1], 5000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(in_order_nothing_lost),
+		cmocka_unit_test(slow_rate_spacing),
 		cmocka_unit_test(lost_counted),
 		cmocka_unit_test(reordered_not_lost),
 		cmocka_unit_test(duplicates_counted_once),
