@@ -11,11 +11,11 @@
 #include "report.h"
 #include "server.h"
 
-static void
-facts_ready(void *arg, uint32_t events)
+void
+facts_drain(struct facts *f)
 {
-	struct facts *f = arg;
-	(void)events;
+	if (f->fd < 0)
+		return;
 	for (;;) {
 		char data[REPORT_MAX_DGRAM + 1];
 		union {
@@ -34,6 +34,13 @@ facts_ready(void *arg, uint32_t events)
 				cred = (const struct ucred *)CMSG_DATA(c);
 		call_report(f->srv, data, (size_t)n, cred ? cred->pid : 0);
 	}
+}
+
+static void
+facts_ready(void *arg, uint32_t events)
+{
+	(void)events;
+	facts_drain(arg);
 }
 
 /* Only root may enter the directory: nobody else can even try to send us a

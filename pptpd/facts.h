@@ -29,6 +29,8 @@ int  facts_open(struct facts *f, struct server *s, char *err, size_t errlen);
 /* After daemon(): rename the socket after the process's pid now (the one
  * pppd's plugin is told, and the one in the pid file). */
 int  facts_rename(struct facts *f, char *err, size_t errlen);
+/* Handle every report waiting in the socket now. */
+void facts_drain(struct facts *f);
 void facts_close(struct facts *f);
 
 #endif

@@ -424,6 +424,12 @@ server_reap(struct server *s)
 {
 	int status;
 	pid_t pid;
+	/* pppd sends its last reports ("down" with the session's counters,
+	 * "exit") before it exits, but the SIGCHLD can be handled first: when
+	 * another child's exit was already pending, the signal's descriptor
+	 * is ahead of the report socket in the loop's ready list. Reaping
+	 * frees the call, so its reports are read first. */
+	facts_drain(&s->facts);
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		struct call *c = server_call_by_pid(s, pid);
 		if (c != NULL)

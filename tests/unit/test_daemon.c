@@ -913,6 +913,7 @@ teardown_quiet(void **state)
 	unsetenv("LD_PRELOAD");
 	unsetenv("FAKE_PPPD_USERS");
 	unsetenv("FAKE_PPPD_ACCT");
+	unsetenv("FAKE_PPPD_DOWN_ON_USR1");
 	return teardown(state);
 }
 
@@ -1202,6 +1203,86 @@ test_report_user_cleaned(void **state)
 	close(s);
 }
 
+/* The daemon's children, at most `max`, into `pids`; returns how many. */
+static int
+daemon_child_pids(pid_t *pids, int max)
+{
+	char p[64], buf[256];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)daemon_pid, (int)daemon_pid);
+	FILE *f = fopen(p, "r");
+	int n = 0;
+	if (f == NULL)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) != NULL)
+		for (char *t = strtok(buf, " \n"); t && n < max; t = strtok(NULL, " \n"))
+			pids[n++] = (pid_t)atoi(t);
+	fclose(f);
+	return n;
+}
+
+/* A process that has exited and waits to be reaped. */
+static int
+is_zombie(pid_t pid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "r");
+	if (f == NULL)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *rp = strrchr(buf, ')');
+	return rp != NULL && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+static void
+wait_zombie(pid_t pid)
+{
+	for (int i = 0; i < 300 && !is_zombie(pid); i++)
+		usleep(10000);
+	assert_true(is_zombie(pid));
+}
+
+/* pppd reports the session's end ("down", with its counters) and exits at
+ * once. When another child's exit is already pending, the daemon sees the
+ * SIGCHLD before that report: the report must still find its call (it
+ * used to be dropped as "no such call", and the session-end line with it).
+ * The daemon is stopped while both children exit, so both events wait for
+ * it in that order. */
+static void
+test_report_before_reap(void **state)
+{
+	struct pptp_msg r;
+	pid_t pids[2];
+	setenv("FAKE_PPPD_UP_USER", "alice", 1);
+	setenv("FAKE_PPPD_DOWN_ON_USR1", "1", 1);
+	daemon_start("");
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	pns_call(s, 2, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	for (int i = 0; i < 300 && log_count("session start: call") < 2; i++)
+		usleep(10000);
+	assert_int_equal(log_count("session start: call"), 2);
+	assert_int_equal(daemon_child_pids(pids, 2), 2);
+
+	assert_int_equal(kill(daemon_pid, SIGSTOP), 0);
+	assert_int_equal(kill(pids[0], SIGKILL), 0);
+	wait_zombie(pids[0]);
+	assert_int_equal(kill(pids[1], SIGUSR1), 0);
+	wait_zombie(pids[1]);
+	assert_int_equal(kill(daemon_pid, SIGCONT), 0);
+
+	wait_for(daemon_children, 0, 3000);
+	for (int i = 0; i < 300 && !log_contains("session end:"); i++)
+		usleep(10000);
+	assert_true(log_contains("session end: call"));
+	assert_true(log_contains("duration 7 s rx 1234 bytes 12 packets tx 5678 bytes 56 packets"));
+	assert_int_equal(log_count("dropped: no such call"), 0);
+	close(s);
+}
 
 /* ---- issue 10: the control socket and pptpctl */
 
@@ -2520,6 +2601,7 @@ main(void)
 		cmocka_unit_test(test_shutdown_bounded),
 		cmocka_unit_test_setup_teardown(test_cdn_text_is_neutral, setup, teardown),
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
+		cmocka_unit_test_teardown(test_report_before_reap, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_status_and_sessions, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_kill, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_json_escapes_user, teardown_quiet),
