@@ -8,9 +8,17 @@ server in the VM (scripts/hostbed), ours and Poptop in the same run.
 Per server one VM boot (2 GB, 2 vCPUs); in it, for each step N in turn:
 
 1. pptp-load brings up N sessions (MS-CHAPv2, MPPE-128, Windows profile)
-   from N source addresses at --rate sessions/s, each with a fixed
-   low-rate UDP echo stream (default 100 B at 2 packets/s each way) to the
-   echo service behind the server;
+   from N source addresses at --rate sessions/s, with at most --max-setup
+   of them in setup at once (the rate then follows what the server sets
+   up), each with a UDP echo stream to the echo service behind the server.
+   The offered load is the same at every step: --total-pps datagrams/s
+   (default 200, 100 B) shared by the N sessions, so 2 packets/s each at
+   N=100 and one every 5 s at N=1000. What changes with N is only how
+   many sessions carry it: server CPU per packet then shows what each
+   session costs the server, and it should stay flat in N. (A fixed rate
+   per session does not fit the VM: under TCG the guest spends about
+   1.5 ms of CPU per GRE packet, so 1000 sessions at 2 packets/s would
+   need three CPUs of two, for either server.)
 2. once the count of ppp interfaces on the server stops growing, a
    snapshot with memory (PSS of pptpd, pptpctrl and every pppd; meminfo),
    then a window of --window seconds between two CPU snapshots;
@@ -22,7 +30,9 @@ sessions/s (pptp-load's all_up_s), setup p50/p95/max, server memory per
 session (PSS and RSS of the server's processes, and MemAvailable's drop,
 each divided by the sessions up), server CPU per packet in the window
 (CPU ns of pptpd + pptpctrl + pppd over the GRE packets the server's link
-carried both ways). Results: DIR/<server>.json and DIR/table.txt.
+carried both ways) and the whole guest's busy share in it. Results:
+DIR/<server>.json and DIR/table.txt. With --perf S the guest is profiled
+for S seconds halfway up and after the window (<server>-bed/snap/*.perf.txt).
 
 `drive` is the half that runs under scripts/hostbed, on the host side.
 """
@@ -39,10 +49,21 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HOSTBED = os.path.join(TOP, "scripts", "hostbed")
 SETTLE_S = 6        # ppp interface count unchanged this long: settled
 REAP_S = 300        # longest wait for the server to reap a step's pppd
+POLLS_PER_S_AT = 200  # sessions at which the settle poll slows below 1/2 s
 
 
-def snap(name, mem=False):
-    argv = [os.environ["BED_SNAP"], name] + (["mem"] if mem else [])
+def profile(name, secs):
+    """A guest profile (snap NAME perf:SECS); a failed one is reported, not
+    fatal: the step's figures do not depend on it."""
+    try:
+        snap(name, kind="perf:%d" % secs)
+    except (subprocess.CalledProcessError, OSError, ValueError) as e:
+        print("  %s: no profile (%s)" % (name, e), flush=True)
+
+
+def snap(name, mem=False, kind=None):
+    argv = [os.environ["BED_SNAP"], name] + \
+        ([kind] if kind else ["mem"] if mem else [])
     out = subprocess.run(argv, check=True, stdout=subprocess.PIPE,
                          universal_newlines=True).stdout.strip()
     with open(out) as f:
@@ -65,16 +86,21 @@ def pptp_load():
     return p
 
 
-def wait_settled(n, proc, tag, limit_s):
+def wait_settled(n, proc, tag, limit_s, perf=0):
     """Poll the server until its ppp interface count reaches n or stops
-    growing for SETTLE_S; returns the last snapshot."""
+    growing for SETTLE_S; returns the last snapshot. With `perf`, the
+    guest is profiled that many seconds once half the sessions are up."""
     last, since = -1, time.monotonic()
+    profiled = not perf
     end = time.monotonic() + limit_s
     i = 0
     while time.monotonic() < end:
         s = snap("%s-poll%d" % (tag, i))
         i += 1
         up = s["ppp_ifaces"]
+        if not profiled and up >= n // 2:
+            profile(tag + "-ramp", perf)
+            profiled = True
         if up != last:
             last, since = up, time.monotonic()
         print("  %s: %d/%d ppp interfaces on the server" % (tag, up, n),
@@ -83,7 +109,9 @@ def wait_settled(n, proc, tag, limit_s):
             return s
         if proc.poll() is not None:
             return s
-        time.sleep(2)
+        # a snapshot reads every server process's /proc files, seconds
+        # of guest CPU at 1000 under TCG: poll less often at scale
+        time.sleep(max(2.0, n / POLLS_PER_S_AT))
     return snap(tag + "-timeout")
 
 
@@ -100,7 +128,13 @@ def wait_reaped(tag):
 def delta(a, b):
     pk = lambda s: s["link"].get("rx_packets", 0) + \
         s["link"].get("tx_packets", 0)
-    return {"seconds": b["host_t"] - a["host_t"],
+    busy = None
+    if "guest_cpu" in a and "guest_cpu" in b:
+        d = {k: b["guest_cpu"][k] - a["guest_cpu"][k] for k in a["guest_cpu"]}
+        tot = sum(d.values())
+        if tot:
+            busy = 100.0 * (tot - d["idle"] - d["iowait"]) / tot
+    return {"seconds": b["host_t"] - a["host_t"], "guest_busy_pct": busy,
             "cpu_ns": b["cpu_ns"] - a["cpu_ns"],
             "packets": pk(b) - pk(a),
             "ppp_packets": (b["ppp"]["rx_packets"] + b["ppp"]["tx_packets"]) -
@@ -113,10 +147,11 @@ def drive_step(a, n):
     js = os.path.join(os.environ["BED_DIR"], "load-%d.json" % n)
     argv = [pptp_load(), "--server", os.environ["BED_SERVER"],
             "--source", source_range(n), "--sessions", str(n),
-            "--rate", str(a.rate), "--user", os.environ["BED_USER"],
+            "--rate", str(a.rate), "--max-setup", str(a.max_setup),
+            "--user", os.environ["BED_USER"],
             "--password", os.environ["BED_PASSWORD"],
             "--profile", "windows", "--mppe", "128",
-            "--stream", "%d,%dpps,%d,echo" % (a.size, a.pps, 36000),
+            "--stream", "%d,%gpps,%d,echo" % (a.size, a.total_pps / n, 36000),
             "--target", os.environ["BED_ECHO"],
             "--setup-timeout", str(a.setup_timeout),
             "--deadline", str(36000), "--json", js]
@@ -124,7 +159,8 @@ def drive_step(a, n):
     logf = open(os.path.join(os.environ["BED_DIR"], "load-%d.log" % n), "w")
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT)
-    settled = wait_settled(n, proc, tag, a.setup_timeout + n / a.rate + 60)
+    settled = wait_settled(n, proc, tag, a.setup_timeout + n / a.rate + 60,
+                           a.perf)
     up_s = time.monotonic() - t0
     res = {"n": n, "settled_s": up_s, "ppp_ifaces": settled["ppp_ifaces"]}
     if proc.poll() is None and settled["ppp_ifaces"] > 0:
@@ -132,6 +168,8 @@ def drive_step(a, n):
         w0 = snap(tag + "-w0")
         time.sleep(a.window)
         w1 = snap(tag + "-w1")
+        if a.perf:
+            profile(tag + "-steady", a.perf)
         res["window"] = delta(w0, w1)
         res["pre"], res["up"] = pre, memsnap
     if proc.poll() is None:
@@ -195,7 +233,8 @@ def fmt(v, f="%.1f"):
 def report(results, path):
     rows = [("server", "N", "up", "all up s", "sess/s",
              "setup p50/p95/max ms", "PSS/sess KB", "RSS/sess KB",
-             "MemAvail/sess KB", "CPU us/pkt", "pkts/s", "echo loss",
+             "MemAvail/sess KB", "CPU us/pkt", "pkts/s", "guest busy",
+             "echo loss",
              "RTT p50 ms")]
     notes = []
     for kind, r in results.items():
@@ -217,6 +256,7 @@ def report(results, path):
                          fmt(ps.get("rss_kb"), "%.0f"),
                          fmt(ps.get("memavail_kb"), "%.0f"),
                          fmt(cpp, "%.1f"), fmt(pps, "%.0f"),
+                         fmt(w.get("guest_busy_pct"), "%.0f%%"),
                          fmt(L["lost_pct"], "%.1f%%"),
                          fmt(L["rtt_p50"], "%.0f")))
             if L["reasons"]:
@@ -244,9 +284,16 @@ def main():
     p.add_argument("--steps")
     p.add_argument("--rate", type=float, default=3.0)
     p.add_argument("--size", type=int, default=100)
-    p.add_argument("--pps", type=int, default=2)
+    p.add_argument("--total-pps", type=float, default=200.0,
+                   help="echo datagrams/s offered by all sessions together")
+    p.add_argument("--max-setup", type=int, default=10,
+                   help="sessions in setup at once (pptp-load --max-setup)")
     p.add_argument("--window", type=float, default=20.0)
     p.add_argument("--setup-timeout", type=float, default=120.0)
+    p.add_argument("--perf", type=int, default=0, metavar="SECONDS",
+                   help="profile the guest (perf) during the ramp and "
+                   "after the window: <bed>/snap/*.perf.txt (the profile "
+                   "itself loads the guest: not for the figures' run)")
     p.add_argument("--out")
     p.add_argument("--report", metavar="DIR",
                    help="print the table of an earlier run")
@@ -272,9 +319,11 @@ def main():
                 "--work", os.path.join(out, kind + "-bed"), "--",
                 sys.executable, os.path.abspath(__file__),
                 "--steps", ",".join(map(str, a.steps)), "--rate", str(a.rate),
-                "--size", str(a.size), "--pps", str(a.pps),
+                "--size", str(a.size), "--total-pps", str(a.total_pps),
+                "--max-setup", str(a.max_setup),
                 "--window", str(a.window),
-                "--setup-timeout", str(a.setup_timeout), "drive", js]
+                "--setup-timeout", str(a.setup_timeout),
+                "--perf", str(a.perf), "drive", js]
         print("== %s" % kind, flush=True)
         r = subprocess.run(argv)
         if r.returncode:
