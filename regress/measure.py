@@ -306,16 +306,19 @@ def wait_gone(pids_fn, timeout):
 
 
 def tcp_listening(pid, port):
-    """True when the netns of `pid` has a TCP socket listening on `port`."""
-    try:
-        with open("/proc/%d/net/tcp" % pid) as f:
-            next(f)
-            for line in f:
-                p = line.split()
-                if p[3] == "0A" and int(p[1].split(":")[1], 16) == port:
-                    return True
-    except (OSError, StopIteration):
-        pass
+    """True when the netns of `pid` has a TCP socket listening on `port`
+    (IPv4, or IPv6 as a server bound to no address listens: [::])."""
+    for table in ("tcp", "tcp6"):
+        try:
+            with open("/proc/%d/net/%s" % (pid, table)) as f:
+                next(f)
+                for line in f:
+                    p = line.split()
+                    if p[3] == "0A" and int(p[1].rsplit(":", 1)[1],
+                                            16) == port:
+                        return True
+        except (OSError, StopIteration):
+            pass
     return False
 
 

@@ -171,6 +171,23 @@ class Report(unittest.TestCase):
                          {"throughput", "cpu_per_mb", "retrans"})
 
 
+class Listening(unittest.TestCase):
+    def test_v4_and_v6(self):
+        # `plain`'s iperf3 binds no address: it listens on [::] (tcp6)
+        import socket
+        for fam, addr in ((socket.AF_INET, "127.0.0.1"),
+                          (socket.AF_INET6, "::")):
+            with socket.socket(fam) as s:
+                try:
+                    s.bind((addr, 0))
+                except OSError:
+                    continue     # no IPv6 here
+                port = s.getsockname()[1]
+                self.assertFalse(measure.tcp_listening(os.getpid(), port))
+                s.listen()
+                self.assertTrue(measure.tcp_listening(os.getpid(), port))
+
+
 class Spec(unittest.TestCase):
     def test_plain_pseudo_version(self):
         v = build.build_one("/nonexistent", "/nonexistent", "plain", "plain",
