@@ -322,82 +322,6 @@ def tcp_listening(pid, port):
     return False
 
 
-# ----------------------------------------------------------------- perf
-# Kernel modules of PPP and the kernel's PPTP (scripts/vm/modules.txt): the
-# kernel work only a tunnel does. MPPE's SHA-1 is built in (sha1_*).
-TUNNEL_DSOS = ("[pptp]", "[pppox]", "[gre]", "[ppp_generic]", "[ppp_mppe]",
-               "[libarc4]", "[ppp_async]", "[ppp_synctty]", "[slhc]")
-TUNNEL_KSYMS = ("sha1_",)
-
-
-def parse_perf_report(text):
-    """[(percent, comm, dso, sym)] of `perf report --stdio -q --sort
-    comm,dso,sym` (fields split on runs of 2+ spaces; a symbol line reads
-    `12.50%  pptpd  [kernel.kallsyms]  [k] copy_user_...`)."""
-    out = []
-    for line in text.splitlines():
-        parts = re.split(r"\s{2,}", line.strip())
-        if len(parts) < 4 or not parts[0].endswith("%"):
-            continue
-        try:
-            pct = float(parts[0][:-1])
-        except ValueError:
-            continue
-        sym = re.sub(r"^\[[a-z.]\]\s+", "", parts[3])
-        out.append((pct, parts[1], parts[2], sym))
-    return out
-
-
-def perf_summary(samples):
-    """Shares (percent of all samples) by dso and by comm, and `tunnel`:
-    the share in the tunnel's own kernel code (TUNNEL_DSOS, TUNNEL_KSYMS),
-    whichever process or context it ran on."""
-    by_dso, by_comm, tunnel = {}, {}, 0.0
-    for pct, comm, dso, sym in samples:
-        by_dso[dso] = by_dso.get(dso, 0.0) + pct
-        by_comm[comm] = by_comm.get(comm, 0.0) + pct
-        if dso in TUNNEL_DSOS or (dso == "[kernel.kallsyms]" and
-                                  sym.startswith(TUNNEL_KSYMS)):
-            tunnel += pct
-    return {"by_dso": by_dso, "by_comm": by_comm, "tunnel_pct": tunnel}
-
-
-class PerfProbe:
-    """REGRESS_PERF=1: `perf record -a` (cpu-clock: TCG has no PMU) over
-    one stream's window, for where the guest's CPU went. perf's own
-    sampling costs guest CPU, so a run with it is for the shares, not for
-    the CPU per MB figures."""
-
-    def __init__(self, work, name):
-        self.data = os.path.join(work, "perf-%s.data" % name)
-        self.proc = subprocess.Popen(
-            ["perf", "record", "-q", "-a", "-e", "cpu-clock", "-F", "997",
-             "-o", self.data], stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        time.sleep(1.0)        # perf has opened its events
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-    def report(self, out_path):
-        """Writes perf's table to out_path; returns perf_summary()."""
-        p = run(["perf", "report", "-i", self.data, "--stdio", "-q",
-                 "--sort", "comm,dso,sym", "--percent-limit", "0.1"],
-                timeout=600, check=False)
-        with open(out_path, "w") as f:
-            f.write(p.stdout)
-        try:
-            os.unlink(self.data)
-        except OSError:
-            pass
-        return perf_summary(parse_perf_report(p.stdout))
-
-
 # ----------------------------------------------------------------- the bed
 class Bed:
     """Network namespaces, secrets and config files, for the whole run."""
@@ -882,7 +806,6 @@ class Session:
                                "did not come up (%s)" % (
                                    self.v["label"], s["name"],
                                    req.why()))
-        probe = self._perf_start(s)
         rx0 = count(pid)
         before = server_snapshot(ino)
         sys0 = system_cpu()
@@ -901,7 +824,6 @@ class Session:
         rx1 = count(pid)
         req.say("fin")
         req.wait("done")
-        perf = self._perf_end(probe, raw_path)
         j = req.result()
         with open(raw_path, "w") as f:
             json.dump(j, f)
@@ -915,8 +837,6 @@ class Session:
         mb = (rx1[0] - rx0[0]) / 1e6
         m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
         self._guest_metrics(m, d, g0, g1)
-        if perf:
-            d["perf"] = perf
         busy = sys1[0] - sys0[0]
         total = sys1[1] - sys0[1]
         d.update(server_cpu_s=cpu, server_cpu_ticks_s=cpu_ticks,
@@ -928,18 +848,6 @@ class Session:
                  server_cpu_pct=cpu * 100.0 / wall if wall else None)
         self.check_alive()
         return m, d
-
-    def _perf_start(self, s):
-        if not getattr(self.bed, "perf", False):
-            return None
-        return PerfProbe(self.bed.work, "%s-%s" % (self.tag, s["name"]))
-
-    @staticmethod
-    def _perf_end(probe, raw_path):
-        if probe is None:
-            return None
-        probe.stop()
-        return probe.report(re.sub(r"\.json$", "", raw_path) + ".perf.txt")
 
     @staticmethod
     def _guest_metrics(m, d, g0, g1):
@@ -1164,7 +1072,6 @@ class Run:
                   any(s.get("client") == "host" for s in plan["streams"]))
         bed.folder = self.out            # shared with the host (--rw)
         bed.pptp_echo = plan.get("pptp_echo")
-        bed.perf = plan.get("perf", False)
         versions = plan["versions"]
         self.total = plan["rounds"] * len(versions) * len(plan["streams"])
         self.done = 0

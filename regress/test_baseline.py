@@ -171,38 +171,6 @@ class Report(unittest.TestCase):
                          {"throughput", "cpu_per_mb", "retrans"})
 
 
-# `perf report --stdio -q --sort comm,dso,sym` as perf 6.1 prints it.
-PERF = """\
-    30.00%  napi/eth0-4      [ppp_mppe]               [k] mppe_decompress
-    20.00%  napi/eth0-4      [kernel.kallsyms]        [k] sha1_transform
-    12.50%  iperf3           [kernel.kallsyms]        [k] copy_user_enhanced_fast_string
-     8.00%  napi/eth0-4      [pptp]                   [k] pptp_rcv_core
-     5.00%  swapper          [libarc4]                [k] arc4_crypt
-     4.00%  napi/eth0-4      [kernel.kallsyms]        [k] ip_rcv
-     1.51%  qemu-system-x86  [JIT] tid 25447          [.] 0x00007f23c4a2e143
-
-# comment and blank lines are no samples
-"""
-
-
-class Perf(unittest.TestCase):
-    def test_parse(self):
-        got = measure.parse_perf_report(PERF)
-        self.assertEqual(len(got), 7)
-        self.assertEqual(got[0], (30.0, "napi/eth0-4", "[ppp_mppe]",
-                                  "mppe_decompress"))
-        self.assertEqual(got[6][2:], ("[JIT] tid 25447",
-                                      "0x00007f23c4a2e143"))
-
-    def test_tunnel_share_whatever_the_context(self):
-        sm = measure.perf_summary(measure.parse_perf_report(PERF))
-        # MPPE 30 + SHA-1 20 + pptp 8 + arc4 5 (even on the idle task);
-        # not ip_rcv (any packet's) nor iperf3's copies
-        self.assertAlmostEqual(sm["tunnel_pct"], 63.0)
-        self.assertAlmostEqual(sm["by_comm"]["napi/eth0-4"], 62.0)
-        self.assertAlmostEqual(sm["by_dso"]["[kernel.kallsyms]"], 36.5)
-
-
 class Listening(unittest.TestCase):
     def test_v4_and_v6(self):
         # `plain`'s iperf3 binds no address: it listens on [::] (tcp6)
