@@ -120,6 +120,7 @@ unit: all $(UNIT_BIN)
 	python3 regress/test_stats.py
 	python3 regress/test_releases.py
 	python3 regress/test_spec.py
+	python3 regress/test_baseline.py
 	tests/systemd/verify.sh
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh

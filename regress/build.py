@@ -19,6 +19,9 @@ A version spec is a git ref with optional build options, or `poptop`:
                           keyword); the build is the same as HEAD's
   poptop                  Debian's Poptop (/usr/sbin/pptpd), as a reference
                           (conf lines only, no build options)
+  plain                   no server and no tunnel: the same streams over
+                          plain IP to the server's netns, the baseline of
+                          the whole VM's CPU (report: CPU per MB added)
 
 Options follow the ref, each as +KEY=VALUE and in any number; a '+' starts
 an option only where a KEY= follows it, so "feature+x" is a ref, and so is
@@ -43,6 +46,8 @@ import tempfile
 import releases
 
 POPTOP = "/usr/sbin/pptpd"
+# The pseudo-versions: no git ref of these names is ever looked up.
+PSEUDO = ("poptop", "plain")
 POPTOP_CTRL = "/usr/sbin/pptpctrl"
 # Options that change the build; every other KEY=VALUE is a pptpd.conf line.
 OPTION_KEYS = ("cflags", "opt")
@@ -188,6 +193,12 @@ def resolve(repo, ref):
 def build_one(repo, build_root, spec, label, log=print, jobs=2):
     """Build one version; returns its plan entry (how to run its server)."""
     ref, opts = parse_spec(spec)
+    if ref.lower() == "plain":
+        if opts:
+            raise BuildError("plain takes no options (%s)" % spec)
+        return {"label": label, "key": file_key(label), "spec": spec,
+                "kind": "plain", "commit": None, "server": None,
+                "conf": [], "build": "none: no server, no tunnel"}
     if ref.lower() == "poptop":
         if build_opts(opts):
             raise BuildError("poptop takes no build options (%s)" % spec)

@@ -20,7 +20,9 @@ import subprocess
 import threading
 import time
 
-NETNS = "regress-tap"
+# The host netns of the tap link; REGRESS_TAP_NETNS lets two runs share
+# a host (the devices in it, vmtap0 and rgtun0, are per netns).
+NETNS = os.environ.get("REGRESS_TAP_NETNS") or "regress-tap"
 SRC = "198.18.64.0/18"          # client sources, local to the host netns
 SERVER = "198.18.200.2"         # the server's netns in the VM, on the tap
 ECHO_PORT = 9000                # client/pptp-echo's default
@@ -66,9 +68,11 @@ def request(folder, args, timeout, iperf=None):
 
 class Phased:
     """The VM's side of one `client host` stream: a request whose host
-    half waits for our word between its phases (up, go, ran, fin, done)."""
+    half waits for our word between its phases (up, go, ran, fin, done).
+    tunnel=False: no pptp-load session, iperf3 straight over the tap link
+    (the `plain` baseline); the phases are the same."""
 
-    def __init__(self, folder, args, iperf, timeout):
+    def __init__(self, folder, args, iperf, timeout, tunnel=True):
         self.d = os.path.join(folder, "load")
         os.makedirs(self.d, exist_ok=True)
         k = 0
@@ -79,7 +83,7 @@ class Phased:
         tmp = os.path.join(self.d, "req-%d.tmp" % k)
         with open(tmp, "w") as f:
             json.dump({"args": args, "timeout": timeout, "kind": "iperf",
-                       "iperf": iperf}, f)
+                       "iperf": iperf, "tunnel": tunnel}, f)
         os.rename(tmp, os.path.join(self.d, "req-%d.json" % k))
 
     def _path(self, phase):
@@ -178,14 +182,20 @@ class LoadServer(threading.Thread):
 
     def _iperf(self, k, req, res):
         """One session in TUN mode, iperf3 through it from the host netns,
-        the session closed afterwards; iperf3's JSON report is the result."""
+        the session closed afterwards; iperf3's JSON report is the result.
+        With "tunnel": false, no session: iperf3 over the tap alone."""
         log = open(os.path.join(self.dir, "out-%s.txt" % k), "w")
+        tunnel = req.get("tunnel", True)
+        # `true` stands in for pptp-load: the same phases, no session.
+        argv = ["true"]
+        if tunnel:
+            argv = ["ip", "netns", "exec", NETNS, self.pptp_load] + \
+                req["args"] + ["--tun=" + TUN, "--sessions", "1"]
         load = subprocess.Popen(
-            ["ip", "netns", "exec", NETNS, self.pptp_load] + req["args"] +
-            ["--tun=" + TUN, "--sessions", "1"],
+            argv,
             stdout=log, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
             universal_newlines=True)
-        up = False
+        up = not tunnel
         end = time.monotonic() + 120
 
         def phase(name):
@@ -201,7 +211,7 @@ class LoadServer(threading.Thread):
             return False
 
         # pptp-load says "session 0 on TUN, address A" once the tunnel is up.
-        while time.monotonic() < end and load.poll() is None:
+        while not up and time.monotonic() < end and load.poll() is None:
             line = load.stderr.readline()
             log.write(line)
             if "session 0 on %s" % TUN in line:

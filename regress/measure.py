@@ -193,6 +193,46 @@ def system_cpu():
     return sum(v[:8]) - idle, sum(v[:8])
 
 
+# /proc/stat's cpu line, in order (proc(5)); guest and guest_nice, which
+# follow, are already inside user and nice.
+STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq",
+               "steal")
+# The guest's own work: idle and iowait are no work, steal is the host's.
+GUEST_BUSY = ("user", "nice", "system", "irq", "softirq")
+
+
+def parse_stat_cpu(line):
+    """{field: ticks} of the aggregate `cpu` line of /proc/stat."""
+    parts = line.split()
+    if not parts or parts[0] != "cpu":
+        raise ValueError("not the cpu line of /proc/stat: %r" % line[:40])
+    v = [int(x) for x in parts[1:1 + len(STAT_FIELDS)]]
+    v += [0] * (len(STAT_FIELDS) - len(v))
+    return dict(zip(STAT_FIELDS, v))
+
+
+def guest_cpu():
+    """The whole system's CPU ticks by kind, now (parse_stat_cpu)."""
+    with open("/proc/stat") as f:
+        return parse_stat_cpu(f.readline())
+
+
+def guest_cpu_delta(before, after, clk_tck=CLK_TCK):
+    """Seconds of each /proc/stat field between two guest_cpu() readings,
+    and `busy`: all the system's own work (GUEST_BUSY), whichever context
+    it ran in -- processes, softirq, NAPI or kworker threads alike."""
+    d = {k: (after[k] - before[k]) / clk_tck for k in STAT_FIELDS}
+    d["busy"] = sum(d[k] for k in GUEST_BUSY)
+    return d
+
+
+def per_mb(seconds, nbytes):
+    """ms of CPU per MB (10^6 bytes), or None with nothing carried."""
+    if seconds is None or not nbytes or nbytes <= 0:
+        return None
+    return seconds * 1000.0 / (nbytes / 1e6)
+
+
 def ppp_counters(pid, first):
     """(bytes, packets) summed over the ppp interfaces of the netns of
     `pid`, from /proc/PID/net/dev columns `first` and `first`+1 (0: the
@@ -266,16 +306,19 @@ def wait_gone(pids_fn, timeout):
 
 
 def tcp_listening(pid, port):
-    """True when the netns of `pid` has a TCP socket listening on `port`."""
-    try:
-        with open("/proc/%d/net/tcp" % pid) as f:
-            next(f)
-            for line in f:
-                p = line.split()
-                if p[3] == "0A" and int(p[1].split(":")[1], 16) == port:
-                    return True
-    except (OSError, StopIteration):
-        pass
+    """True when the netns of `pid` has a TCP socket listening on `port`
+    (IPv4, or IPv6 as a server bound to no address listens: [::])."""
+    for table in ("tcp", "tcp6"):
+        try:
+            with open("/proc/%d/net/%s" % (pid, table)) as f:
+                next(f)
+                for line in f:
+                    p = line.split()
+                    if p[3] == "0A" and int(p[1].rsplit(":", 1)[1],
+                                            16) == port:
+                        return True
+        except (OSError, StopIteration):
+            pass
     return False
 
 
@@ -527,9 +570,27 @@ class Session:
         self.server = None
         self.iperf = None
         self.log = os.path.join(bed.work, "server-%s.log" % tag)
+        # `plain`: no server and no tunnel; the streams run over plain IP
+        # to the server's netns (its own addresses), as a baseline.
+        self.plain = version.get("kind") == "plain"
+
+    def target(self, host):
+        """Where the streams go: the tunnel's far end (localip) or, for
+        `plain`, the server netns' address on the link the client is on
+        (the VM's tap for `client host`, the veth otherwise)."""
+        if not self.plain:
+            return TUN_LOCAL
+        return hostload.SERVER if host else SRV_IP
+
+    def netns_pid(self):
+        """A process in netns srv: the server, or for `plain` iperf3."""
+        return (self.server or self.iperf).pid
 
     def start(self, dial_timeout):
         """Start the server and dial in; returns seconds to bring it up."""
+        if self.plain:
+            self._iperf_server(None)
+            return {"listen_s": None, "up_s": None}
         w = self.bed.work
         for f in ("pppd-srv.log", "pppd-cli.log"):
             open(os.path.join(w, f), "w").close()
@@ -582,20 +643,27 @@ class Session:
                                    % (self.v["label"], TUN_PEER))
             time.sleep(0.1)
         t_up = time.monotonic() - t0
-        lf = open(os.path.join(w, "iperf3-server.log"), "w")
+        self._iperf_server(TUN_LOCAL)
+        return {"listen_s": round(t_listen, 3), "up_s": round(t_up, 3)}
+
+    def _iperf_server(self, bind):
+        """iperf3's server in netns srv, on `bind` (None: every address)."""
+        lf = open(os.path.join(self.bed.work, "iperf3-server.log"), "w")
         self.iperf = subprocess.Popen(
-            ["ip", "netns", "exec", SRV_NS, "iperf3", "-s", "-J", "-B", TUN_LOCAL,
-             "-p", str(IPERF_PORT)], stdout=lf, stderr=lf,
-            stdin=subprocess.DEVNULL, start_new_session=True)
+            ["ip", "netns", "exec", SRV_NS, "iperf3", "-s", "-J"] +
+            (["-B", bind] if bind else []) + ["-p", str(IPERF_PORT)],
+            stdout=lf, stderr=lf, stdin=subprocess.DEVNULL,
+            start_new_session=True)
         lf.close()
         end = time.monotonic() + 10
         while not tcp_listening(self.iperf.pid, IPERF_PORT):
             if self.iperf.poll() is not None or time.monotonic() > end:
                 raise SessionError("iperf3 server did not start")
             time.sleep(0.05)
-        return {"listen_s": round(t_listen, 3), "up_s": round(t_up, 3)}
 
     def check_alive(self):
+        if self.plain:
+            return
         if self.server.poll() is not None:
             raise SessionError("%s: server exited (status %s) during the "
                                "session" % (self.v["label"],
@@ -603,7 +671,8 @@ class Session:
 
     def ping(self, count):
         p = run(["ping", "-n", "-c", str(count),
-                 "-i", "0.1", "-W", "3", TUN_LOCAL], ns=CLI_NS, check=False,
+                 "-i", "0.1", "-W", "3", self.target(False)], ns=CLI_NS,
+                check=False,
                 timeout=count * 0.1 + 30)
         times, sent, got = parse_ping(p.stdout)
         if not times:
@@ -618,7 +687,7 @@ class Session:
         if direction == "down":
             pids = pids_in_netns(self.bed.cli_ino)
             return pids[0] if pids else None
-        return self.server.pid
+        return self.netns_pid()
 
     def stream(self, s, raw_path, settle):
         """Run one stream; CPU and tunnel bytes are taken over the same
@@ -636,9 +705,10 @@ class Session:
         rx0 = ppp_rx(rx_pid)
         before = server_snapshot(ino)
         sys0 = system_cpu()
+        g0 = guest_cpu()
         t0 = time.monotonic()
         argv = ["ip", "netns", "exec", CLI_NS, "iperf3"] + \
-            streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
+            streamlib.iperf_args(s, self.target(False), IPERF_PORT)
         out_path = raw_path + ".tmp"
         with open(out_path, "w") as of:
             proc = subprocess.Popen(argv, stdout=of, stderr=subprocess.STDOUT,
@@ -674,6 +744,7 @@ class Session:
         drain = wait_quiet(rx_pid, settle, 10.0)
         after = server_snapshot(ino)
         sys1 = system_cpu()
+        g1 = guest_cpu()
         rx1 = ppp_rx(rx_pid)
         with open(raw_path, "w") as f:
             f.write(p.stdout)
@@ -688,6 +759,7 @@ class Session:
         tun_bytes = rx1[0] - rx0[0]
         mb = tun_bytes / 1e6
         m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
+        self._guest_metrics(m, d, g0, g1)
         if len(mid) == 2:
             c_t, c_ns, _, _ = cpu_delta(mid[0][1], mid[1][1])
             s_mb = (mid[1][2][0] - mid[0][2][0]) / 1e6
@@ -720,15 +792,15 @@ class Session:
         or sent (down)."""
         self.check_alive()
         ino = self.bed.srv_ino
-        pid = self.server.pid
+        pid = self.netns_pid()
         count = ppp_rx if s["direction"] == "up" else ppp_tx
-        argv = streamlib.iperf_args(s, TUN_LOCAL, IPERF_PORT)
+        argv = streamlib.iperf_args(s, self.target(True), IPERF_PORT)
         req = hostload.Phased(self.bed.folder, [
             "--server", hostload.SERVER, "--source", hostload.src_range(1),
             "--user", USER, "--password", SECRET,
             "--mppe", "128" if self.bed.mppe else "none",
             "--deadline", str(int(s["duration"] * 4 + 180))],
-            argv, s["duration"] * 4 + 120)
+            argv, s["duration"] * 4 + 120, tunnel=not self.plain)
         if not req.wait("up"):
             raise SessionError("%s: stream %s: the host's pptp-load session "
                                "did not come up (%s)" % (
@@ -737,6 +809,7 @@ class Session:
         rx0 = count(pid)
         before = server_snapshot(ino)
         sys0 = system_cpu()
+        g0 = guest_cpu()
         t0 = time.monotonic()
         req.say("go")
         if not req.wait("ran"):
@@ -747,6 +820,7 @@ class Session:
         drain = wait_quiet(pid, settle, 10.0)
         after = server_snapshot(ino)
         sys1 = system_cpu()
+        g1 = guest_cpu()
         rx1 = count(pid)
         req.say("fin")
         req.wait("done")
@@ -762,6 +836,7 @@ class Session:
         cpu = cpu_ns if cpu_ns is not None else cpu_ticks
         mb = (rx1[0] - rx0[0]) / 1e6
         m["cpu_per_mb"] = cpu * 1000.0 / mb if mb > 0 else None
+        self._guest_metrics(m, d, g0, g1)
         busy = sys1[0] - sys0[0]
         total = sys1[1] - sys0[1]
         d.update(server_cpu_s=cpu, server_cpu_ticks_s=cpu_ticks,
@@ -774,6 +849,18 @@ class Session:
         self.check_alive()
         return m, d
 
+    @staticmethod
+    def _guest_metrics(m, d, g0, g1):
+        """The whole guest's CPU over the stream's window per MB of payload
+        (iperf3's received bytes, the same unit for a tunnel and `plain`):
+        every context at once, softirq and kernel threads included, so
+        the kernel data path's work is in it (the report subtracts the
+        `plain` baseline of the same round: cpu_per_mb_added)."""
+        g = guest_cpu_delta(g0, g1)
+        m["guest_cpu_per_mb"] = per_mb(g["busy"], d.get("bytes"))
+        d["guest_cpu_s"] = g
+        d["guest_softirq_per_mb"] = per_mb(g["softirq"], d.get("bytes"))
+
     def load_stream(self, s, raw_path):
         """A `sessions N` stream: pptp-load on the host brings up N sessions
         over the tap link, each with the stream at its own rate to
@@ -782,6 +869,9 @@ class Session:
         for 40 % of the stream's duration), so the setup of the sessions
         (pppd start, MS-CHAPv2, MPPE keys) is not in it; loss, order and
         jitter are pptp-load's, over the whole stream."""
+        if self.plain:
+            # Sessions are tunnels: `plain` has nothing to measure here.
+            return {}, {"skipped": "plain: no tunnel"}
         self.check_alive()
         ino = self.bed.srv_ino
         n = s["sessions"]
@@ -993,9 +1083,13 @@ class Run:
                 # Page the tools in over 9p and settle the caches: the first
                 # session of a fresh VM is slower than the rest. The other
                 # versions differ only by their server binary: read it.
-                log("warm-up: %s" % versions[0]["label"])
-                self.session(bed, versions[0], 0, warmup=True)
-                for v in versions[1:]:
+                first = next((v for v in versions
+                              if v.get("kind") != "plain"), versions[0])
+                log("warm-up: %s" % first["label"])
+                self.session(bed, first, 0, warmup=True)
+                for v in versions:
+                    if v is first or not v.get("server"):
+                        continue
                     with open(v["server"][0], "rb") as f:
                         while f.read(1 << 20):
                             pass
@@ -1035,6 +1129,8 @@ def summary(m):
         parts.append("loss %.2f %%" % m["loss"])
     if m.get("cpu_per_mb") is not None:
         parts.append("server CPU %.1f ms/MB" % m["cpu_per_mb"])
+    if m.get("guest_cpu_per_mb") is not None:
+        parts.append("VM CPU %.1f ms/MB" % m["guest_cpu_per_mb"])
     return ", ".join(parts)
 
 

@@ -21,11 +21,49 @@ def load(results_dir):
         return json.load(f)
 
 
+def plain_labels(plan):
+    """Labels of the `plain` pseudo-versions (no server, no tunnel)."""
+    return [v["label"] for v in plan["versions"] if v.get("kind") == "plain"]
+
+
+def add_baseline(raw):
+    """With a `plain` version in the run: give every record of a server
+    version `cpu_per_mb_added`, its guest_cpu_per_mb minus plain's for the
+    same stream in the same round (rounds interleave, so that is the
+    baseline nearest in time; plain's median over the rounds where that
+    round has none). Records are changed in place; returns how many got
+    the metric."""
+    plains = plain_labels(raw["plan"])
+    if not plains:
+        return 0
+    ref = {}      # stream -> {round: plain's guest CPU per MB}
+    for r in raw["records"]:
+        v = r["metrics"].get("guest_cpu_per_mb")
+        if r["version"] == plains[0] and v is not None:
+            ref.setdefault(r["stream"], {})[r["round"]] = v
+    n = 0
+    for r in raw["records"]:
+        v = r["metrics"].get("guest_cpu_per_mb")
+        if r["version"] in plains or v is None or r["stream"] not in ref:
+            continue
+        by_round = ref[r["stream"]]
+        base = by_round.get(r["round"])
+        if base is None:
+            base = stats.median(list(by_round.values()))
+        r["metrics"]["cpu_per_mb_added"] = v - base
+        n += 1
+    return n
+
+
 def analyse(raw, threshold):
     """Per stream and metric: the rounds of every version and the comparison
-    of each version with the first. Returns a list of rows."""
+    of each version with the first. Returns a list of rows. A `plain`
+    version is shown last and compared with nothing (verdict NO_TUNNEL);
+    the metrics that need it (Metric.with_plain) only show with it."""
     plan = raw["plan"]
-    labels = [v["label"] for v in plan["versions"]]
+    plains = plain_labels(plan)
+    labels = [v["label"] for v in plan["versions"]
+              if v["label"] not in plains] + plains
     base = labels[0]
     values = {}   # (stream, metric, label) -> [per-round values]
     for r in raw["records"]:
@@ -40,7 +78,7 @@ def analyse(raw, threshold):
     rows = []
     for s in [DIAL, PING] + plan["streams"]:
         for m in stats.METRICS:
-            if s["kind"] not in m.kinds:
+            if s["kind"] not in m.kinds or (m.with_plain and not plains):
                 continue
             per = {}
             for lab in labels:
@@ -53,6 +91,10 @@ def analyse(raw, threshold):
                 row["cmp"][lab] = stats.compare(
                     per[base], per[lab], m.better, threshold, m.floor,
                     noise=(s.get("noise") or {}).get(m.key, 0.0))
+                if lab in plains:
+                    row["cmp"][lab].update(verdict=stats.NO_TUNNEL,
+                                           change=None, base_median=None,
+                                           noisy=False, p=None)
             rows.append(row)
     return labels, rows
 
@@ -152,7 +194,7 @@ def verdict_lines(labels, rows):
     for lab in labels[1:]:
         for row in rows:
             c = row["cmp"][lab]
-            if c["verdict"] == stats.SAME:
+            if c["verdict"] not in (stats.REGRESSION, stats.IMPROVEMENT):
                 continue
             m = row["metric"]
             out.append((c["verdict"], "%s %s: %s %s %s -> %s %s (%s)" % (
@@ -225,8 +267,10 @@ def _num(x):
     return str(x)
 
 
-CHART_METRICS = {"udp": ("throughput", "cpu_per_mb", "loss"),
-                 "tcp": ("throughput", "cpu_per_mb", "retrans"),
+CHART_METRICS = {"udp": ("throughput", "cpu_per_mb", "cpu_per_mb_added",
+                         "loss"),
+                 "tcp": ("throughput", "cpu_per_mb", "cpu_per_mb_added",
+                         "retrans"),
                  "ping": ("rtt",), "dial": ("up_s",)}
 
 
@@ -308,6 +352,7 @@ def report(results_dir, threshold, log=print, out=sys.stdout):
     """Analyse a results folder; print the table; write CSV + charts.
     Returns (number of regressions, analysis rows)."""
     raw = load(results_dir)
+    add_baseline(raw)
     labels, rows = analyse(raw, threshold)
     table(labels, rows, out=out)
     print("* server CPU per MB: CPU time of every server-side process "
@@ -317,6 +362,13 @@ def report(results_dir, threshold, log=print, out=sys.stdout):
           "  ±(max-min)/median. `?`: a change beyond %g %% that is not clear "
           "of the noise\n  (the rounds overlap, or scatter as much as the "
           "change): run more ROUNDS." % threshold, file=out)
+    if plain_labels(raw["plan"]):
+        print("  VM CPU per MB: the whole guest's CPU (user+nice+system+irq+"
+              "softirq of\n  /proc/stat) per MB of payload; `plain` runs the "
+              "same stream over plain IP\n  with no server. CPU per MB added: "
+              "a version's VM CPU per MB minus plain's\n  in the same round, "
+              "the CPU its server and tunnel add, kernel work included.",
+              file=out)
     lines = verdict_lines(labels, rows)
     spread = max_spread(labels, rows)
     calm = max_spread(labels, rows, declared=False)

@@ -29,6 +29,9 @@ import math
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 SAME = "same"
+# The cell of `plain` (no tunnel), a baseline measured beside the versions:
+# it is shown, never compared.
+NO_TUNNEL = "no tunnel"
 
 HIGHER = "higher"   # higher is better
 LOWER = "lower"     # lower is better
@@ -38,8 +41,10 @@ class Metric:
     """What a number means, which way is better, and its noise floor."""
 
     def __init__(self, key, label, unit, better, floor=0.0, fmt="{:.3g}",
-                 kinds=("udp", "tcp")):
+                 kinds=("udp", "tcp"), with_plain=False):
         self.key = key
+        # Shown only in a run with the `plain` baseline (VERSION=...,plain).
+        self.with_plain = with_plain
         self.label = label
         self.unit = unit
         self.better = better
@@ -61,6 +66,13 @@ METRICS = [
            kinds=("dial",)),
     Metric("throughput", "throughput", "Mbit/s", HIGHER, 0.0, "{:.4g}"),
     Metric("cpu_per_mb", "server CPU per MB", "ms/MB", LOWER, 0.0, "{:.4g}"),
+    # The whole guest's CPU (/proc/stat: user+nice+system+irq+softirq) per
+    # MB of payload, and that minus `plain`'s in the same round: the CPU
+    # the tunnel and its server add, kernel work included.
+    Metric("guest_cpu_per_mb", "VM CPU per MB", "ms/MB", LOWER, 0.0,
+           "{:.4g}", with_plain=True),
+    Metric("cpu_per_mb_added", "CPU per MB added", "ms/MB", LOWER, 0.0,
+           "{:.4g}", with_plain=True),
     Metric("loss", "loss", "%", LOWER, 0.5, "{:.3g}", kinds=("udp",)),
     Metric("ooo", "out of order", "pkts", LOWER, 10.0, "{:.0f}",
            kinds=("udp",)),
