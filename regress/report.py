@@ -42,17 +42,25 @@ def analyse(raw, threshold):
         for m in stats.METRICS:
             if s["kind"] not in m.kinds:
                 continue
-            per = {}
+            per, by_round = {}, {}
             for lab in labels:
                 got = sorted(values.get((s["name"], m.key, lab), []))
                 per[lab] = [v for _, v in got]
+                by_round[lab] = dict(got)
             if not any(any(x is not None for x in xs) for xs in per.values()):
                 continue
+            # Round for round (None where a version has no value), so that
+            # round i of each version, run side by side, is compared.
+            rounds = sorted({r for lab in labels for r in by_round[lab]})
+            aligned = {lab: [by_round[lab].get(r) for r in rounds]
+                       for lab in labels}
             row = {"stream": s, "metric": m, "values": per, "cmp": {}}
             for lab in labels:
                 row["cmp"][lab] = stats.compare(
-                    per[base], per[lab], m.better, threshold, m.floor,
-                    noise=(s.get("noise") or {}).get(m.key, 0.0))
+                    aligned[base], aligned[lab], m.better,
+                    m.threshold_for(threshold), m.floor,
+                    noise=(s.get("noise") or {}).get(m.key, 0.0),
+                    paired=True)
             rows.append(row)
     return labels, rows
 
