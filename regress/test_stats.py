@@ -208,9 +208,9 @@ class TestPaired(unittest.TestCase):
         self.assertEqual(c["reason"], "the rounds' pairs disagree")
 
     def test_pairs_scattering_as_much_as_the_change_are_noisy(self):
-        # +1 %, +4 %, +12 %: all one way, but the median (4 %) is within
-        # half their range (5.5 %)
-        c = stats.compare([100, 100, 100], [101, 104, 112], LOWER, 3.0,
+        # +2 %, +4 %, +7 %: all one way, but the median (4 %) is within
+        # their range (5 %)
+        c = stats.compare([100, 100, 100], [102, 104, 107], LOWER, 3.0,
                           paired=True)
         self.assertAlmostEqual(c["change"], 4.0)
         self.assertEqual(c["verdict"], stats.SAME)
@@ -543,6 +543,24 @@ class TestReport(unittest.TestCase):
         n, text, _ = self._run(self._raw(100, 140))
         self.assertEqual(n, 1)
         self.assertIn("B REGRESSION: s1 server CPU per MB", text)
+
+    def test_cpu_per_mb_has_a_threshold_of_its_own(self):
+        # +4 % CPU per MB in every round: below THRESHOLD (5), beyond
+        # CPU_THRESHOLD (3); throughput +4 % likewise stays "same"
+        raw = self._raw(100, 104)
+        for r in raw["records"]:
+            if r["version"] == "B" and r["stream"] == "s1":
+                r["metrics"]["throughput"] *= 1.04
+        n, text, _ = self._run(raw)
+        self.assertEqual(n, 1)
+        self.assertIn("B REGRESSION: s1 server CPU per MB", text)
+        self.assertNotIn("throughput 1", text.split("REGRESSION")[-1])
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "raw.json"), "w") as f:
+                json.dump(raw, f)
+            n, _ = report.report(d, 5.0, log=lambda *_: None,
+                                 out=io.StringIO(), cpu_threshold=5.0)
+        self.assertEqual(n, 0)
 
     def _with_dial(self, up_a, up_b):
         raw = self._raw(100, 100)
