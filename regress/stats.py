@@ -21,6 +21,12 @@ and a verdict that fires only when the change is both large and real:
 
 Otherwise the verdict is "same"; when the change was large but not real the
 comparison is flagged "noisy" so the reader knows to run more rounds.
+
+That is the pooled comparison. The suite's rounds run side by side (round i
+of every version back to back in one VM), and report.py asks for the
+paired one (compare_paired) wherever both versions have 3 rounds or more
+in common: per-round differences, each of the same sign and together
+beyond their own range.
 """
 
 import itertools
@@ -272,8 +278,8 @@ def compare_paired(pairs, better, threshold=5.0, floor=0.0, alpha=0.05,
         the range (max - min) of the d_i: the pairs' own scatter, so pairs
         of +2 %, +4 % and +7 % give none. (Half the range would pass three
         draws of one sign from any wide noise 9 % of the time; the whole
-        range, under 4.5 %, and with pairs that scatter by 1 % it still
-        finds a 5 % change 49 times in 50.)
+        range, under 4.5 %; and where each version's rounds scatter by
+        sigma = 0.8 % it still finds a 5 % change 49 times in 50.)
       * from SIGN_TEST_PAIRS pairs on, instead: an exact sign test of the
         pairs with p < alpha (a dissenting pair may be outvoted).
 
