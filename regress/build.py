@@ -14,6 +14,9 @@ A version spec is a git ref with optional build options, or `poptop`:
                           Makefile's OPT (its default -O2), the rest goes to
                           EXTRA_CFLAGS
   HEAD+opt=-O1            the optimisation flags alone
+  HEAD+plant=cpu5         the ref with regress/plants/cpu5.diff (of the
+                          working tree) applied to its exported tree: a
+                          planted regression, to see that the suite sees it
   HEAD+datapath=kernel    any other KEY=VALUE is a pptpd.conf line "KEY VALUE"
                           for that version's server (KEY= alone: the bare
                           keyword); the build is the same as HEAD's
@@ -50,7 +53,8 @@ POPTOP = "/usr/sbin/pptpd"
 PSEUDO = ("poptop", "plain")
 POPTOP_CTRL = "/usr/sbin/pptpctrl"
 # Options that change the build; every other KEY=VALUE is a pptpd.conf line.
-OPTION_KEYS = ("cflags", "opt")
+OPTION_KEYS = ("cflags", "opt", "plant")
+PLANTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plants")
 CONF_KEY = r"[A-Za-z][A-Za-z0-9_-]*"
 # Variables of the caller's environment that would change what a ref's
 # Makefile builds: never let them leak into a measured build.
@@ -102,10 +106,26 @@ def conf_lines(opts):
             for k, v in opts.items() if k not in OPTION_KEYS]
 
 
+def plant_path(opts):
+    """The plant diff a spec names (+plant=NAME: regress/plants/NAME.diff),
+    or None."""
+    name = opts.get("plant")
+    if name is None:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name.startswith("."):
+        raise BuildError("plant %r: a file name in regress/plants/" % name)
+    path = os.path.join(PLANTS, name if name.endswith(".diff")
+                        else name + ".diff")
+    if not os.path.isfile(path):
+        raise BuildError("plant %r: no %s" % (name, path))
+    return path
+
+
 def make_vars(opts):
     """Make variables for a spec's options: {'OPT': ..., 'EXTRA_CFLAGS': ...}.
     Options that are no build options are none of make's business."""
     opts = build_opts(opts)
+    opts.pop("plant", None)
     out = {}
     flags = shlex.split(opts.get("cflags", ""))
     optflags = [f for f in flags if re.fullmatch(r"-O[0-3sgz]?|-Ofast", f)]
@@ -211,22 +231,30 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
                 "conf": conf_lines(opts), "build": "Debian pptpd package"}
     sha, dirty = resolve(repo, ref)
     mv = make_vars(opts)
+    plant = plant_path(opts)
+    diff = b""
+    if plant:
+        with open(plant, "rb") as f:
+            diff = f.read()
     key = sha[:12]
-    if mv:
-        key += "-" + hashlib.sha1(repr(sorted(mv.items())).encode()) \
-            .hexdigest()[:8]
+    if mv or plant:
+        key += "-" + hashlib.sha1(repr(sorted(mv.items())).encode() +
+                                  diff).hexdigest()[:8]
     d = os.path.join(build_root, key)
     ok = os.path.join(d, ".regress-ok")
     binary = os.path.join(d, "pptpd", "pptpd")
     margs = ["%s=%s" % kv for kv in sorted(mv.items())]
     logf = os.path.join(build_root, key + ".log")
     stamp = "recipe %d %s %s\n" % (RECIPE, sha, " ".join(margs))
+    if plant:
+        stamp = stamp[:-1] + " plant %s\n" % hashlib.sha1(diff).hexdigest()
     if os.access(binary, os.X_OK) and _read(ok) == stamp:
         log("build: %-24s %s (cached)" % (label, key))
     else:
-        log("build: %-24s %s%s %s" % (label, sha[:12],
-                                       " (working tree)" if dirty else "",
-                                       " ".join(margs)))
+        log("build: %-24s %s%s %s%s" % (
+            label, sha[:12], " (working tree)" if dirty else "",
+            " ".join(margs), " plant " + os.path.basename(plant)
+            if plant else ""))
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         with open(logf, "wb") as lf:
@@ -238,6 +266,21 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
             if arch.wait() != 0 or tar.returncode != 0:
                 raise BuildError("%s: exporting %s failed (see %s)"
                                  % (label, sha[:12], logf))
+            if plant:
+                # git apply outside any repository is a plain patch: the
+                # ceiling keeps it from finding the clone around build/.
+                lf.write(("$ git apply %s\n" % plant).encode())
+                lf.flush()
+                pr = subprocess.run(
+                    ["git", "apply", "-"], cwd=d, input=diff, stdout=lf,
+                    stderr=subprocess.STDOUT, env=dict(
+                        os.environ,
+                        GIT_CEILING_DIRECTORIES=os.path.dirname(
+                            os.path.abspath(d))))
+                if pr.returncode != 0:
+                    raise BuildError("%s: plant %s does not apply to %s "
+                                     "(see %s)" % (label, plant, sha[:12],
+                                                   logf))
             env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
             # The daemon, and the pppd plugin it gives every pppd where
             # the ref has one (the real stack: pptpd.conf `plugin`).
@@ -269,4 +312,5 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
     conf += conf_lines(opts)
     return {"label": label, "key": file_key(label), "spec": spec,
             "kind": "ours", "commit": sha, "dirty": dirty, "make": margs,
+            "plant": os.path.basename(plant) if plant else None,
             "server": [binary], "conf": conf, "build": key}

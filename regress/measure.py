@@ -6,7 +6,7 @@ PPP (inside the test VM, or directly on a host that has PPP).
 
 PLAN.json (written by regress/regress) names the versions (how to start each
 server), the streams, the rounds and the results folder. For every round and
-every version in turn (A B A B ...), one session:
+every version in turn (A B, then B A, A B ...), one session:
 
   1. the version's server starts in netns `srv` (198.18.0.1) with the same
      pptpd.conf and pppd options for every version;
@@ -1094,7 +1094,7 @@ class Run:
                         while f.read(1 << 20):
                             pass
             for rnd in range(1, plan["rounds"] + 1):
-                for v in versions:
+                for v in round_order(versions, rnd):
                     self.session(bed, v, rnd)
             self.raw["measure_s"] = round(time.monotonic() - t0, 1)
         except SessionError as e:
@@ -1119,6 +1119,15 @@ class Run:
                     if f.endswith(".log") or f == "syslog.txt":
                         shutil.copy(os.path.join(work, f), logs)
         return rc
+
+
+def round_order(versions, rnd):
+    """The order of the versions' sessions in round `rnd` (from 1): A B,
+    then B A, then A B... Round i of every version runs side by side, to
+    be compared pair by pair (stats.compare_paired); alternating who goes
+    first keeps an effect of the slot (the session after another one) from
+    looking like a difference between the versions."""
+    return list(versions) if rnd % 2 else list(reversed(versions))
 
 
 def summary(m):

@@ -55,11 +55,13 @@ def add_baseline(raw):
     return n
 
 
-def analyse(raw, threshold):
+def analyse(raw, threshold, cpu_threshold=stats.CPU_THRESHOLD):
     """Per stream and metric: the rounds of every version and the comparison
-    of each version with the first. Returns a list of rows. A `plain`
-    version is shown last and compared with nothing (verdict NO_TUNNEL);
-    the metrics that need it (Metric.with_plain) only show with it."""
+    of each version with the first (server CPU per MB against
+    `cpu_threshold`, the rest against `threshold`). Returns a list of
+    rows. A `plain` version is shown last and compared with nothing
+    (verdict NO_TUNNEL); the metrics that need it (Metric.with_plain) only
+    show with it."""
     plan = raw["plan"]
     plains = plain_labels(plan)
     labels = [v["label"] for v in plan["versions"]
@@ -80,17 +82,26 @@ def analyse(raw, threshold):
         for m in stats.METRICS:
             if s["kind"] not in m.kinds or (m.with_plain and not plains):
                 continue
-            per = {}
+            per, by_round = {}, {}
             for lab in labels:
                 got = sorted(values.get((s["name"], m.key, lab), []))
                 per[lab] = [v for _, v in got]
+                by_round[lab] = dict(got)
             if not any(any(x is not None for x in xs) for xs in per.values()):
                 continue
+            # Round for round (None where a version has no value), so that
+            # round i of each version, run side by side, is compared.
+            rounds = sorted({r for lab in labels for r in by_round[lab]})
+            aligned = {lab: [by_round[lab].get(r) for r in rounds]
+                       for lab in labels}
             row = {"stream": s, "metric": m, "values": per, "cmp": {}}
             for lab in labels:
                 row["cmp"][lab] = stats.compare(
-                    per[base], per[lab], m.better, threshold, m.floor,
-                    noise=(s.get("noise") or {}).get(m.key, 0.0))
+                    aligned[base], aligned[lab], m.better,
+                    cpu_threshold if m.key == "cpu_per_mb" else threshold,
+                    m.floor,
+                    noise=(s.get("noise") or {}).get(m.key, 0.0),
+                    paired=True)
                 if lab in plains:
                     row["cmp"][lab].update(verdict=stats.NO_TUNNEL,
                                            change=None, base_median=None,
@@ -348,20 +359,23 @@ def _gq(text):
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def report(results_dir, threshold, log=print, out=sys.stdout):
+def report(results_dir, threshold, log=print, out=sys.stdout,
+           cpu_threshold=stats.CPU_THRESHOLD):
     """Analyse a results folder; print the table; write CSV + charts.
     Returns (number of regressions, analysis rows)."""
     raw = load(results_dir)
     add_baseline(raw)
-    labels, rows = analyse(raw, threshold)
+    labels, rows = analyse(raw, threshold, cpu_threshold)
     table(labels, rows, out=out)
     print("* server CPU per MB: CPU time of every server-side process "
           "(pptpd, Poptop's pptpctrl,\n  pppd) per megabyte carried through "
           "the tunnel; it shows a server regression\n  even when something "
           "else sets the tunnel's speed. Cells: median of the rounds\n"
-          "  ±(max-min)/median. `?`: a change beyond %g %% that is not clear "
-          "of the noise\n  (the rounds overlap, or scatter as much as the "
-          "change): run more ROUNDS." % threshold, file=out)
+          "  ±(max-min)/median; change: median of the per-round changes "
+          "(round i of each\n  version ran side by side). `?`: a change "
+          "beyond the threshold that is not\n  clear of the noise (the "
+          "rounds' pairs disagree, or scatter as much as the\n  change): "
+          "run more ROUNDS.", file=out)
     if plain_labels(raw["plan"]):
         print("  VM CPU per MB: the whole guest's CPU (user+nice+system+irq+"
               "softirq of\n  /proc/stat) per MB of payload; `plain` runs the "

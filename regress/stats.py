@@ -21,6 +21,12 @@ and a verdict that fires only when the change is both large and real:
 
 Otherwise the verdict is "same"; when the change was large but not real the
 comparison is flagged "noisy" so the reader knows to run more rounds.
+
+That is the pooled comparison. The suite's rounds run side by side (round i
+of every version back to back in one VM), and report.py asks for the
+paired one (compare_paired) wherever both versions have 3 rounds or more
+in common: per-round differences, each of the same sign and together
+beyond their own range.
 """
 
 import itertools
@@ -35,6 +41,19 @@ NO_TUNNEL = "no tunnel"
 
 HIGHER = "higher"   # higher is better
 LOWER = "lower"     # lower is better
+
+# The threshold (percent) of server CPU per MB, apart from THRESHOLD's: its
+# pairs agree to within about 1 % (UDP 0.3 %, TCP at a fixed rate 1-2 %,
+# A-vs-A), and a 5 % cost must clear it on every stream, TCP included.
+CPU_THRESHOLD = 3.0
+
+# Fewest rounds of both versions for the paired verdict: with 3 pairs all
+# of one sign happen by chance 1 time in 4, so the change must also beat
+# the threshold and the pairs' own scatter; with fewer, pooled rules.
+MIN_PAIRS = 3
+# From this many pairs on, one or more dissenting pairs may be outvoted
+# (exact sign test, p < alpha) instead of every pair agreeing.
+SIGN_TEST_PAIRS = 6
 
 
 class Metric:
@@ -167,15 +186,44 @@ def mann_whitney_p(a, b, max_exact=200000):
     return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2.0))))
 
 
+def sign_test_p(pos, neg):
+    """Exact two-sided sign test: p of a split at least as uneven as
+    pos:neg among pos+neg fair coin flips (ties left out beforehand)."""
+    n = pos + neg
+    if n == 0:
+        return 1.0
+    k = min(pos, neg)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0 ** n
+    return min(1.0, 2.0 * tail)
+
+
+def pairs_of(base, other):
+    """(base, other) of the rounds both versions have, in round order;
+    None when the lists are not round for round (different lengths)."""
+    if len(base) != len(other):
+        return None
+    return [(b, o) for b, o in zip(base, other)
+            if b is not None and o is not None]
+
+
 def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05,
-            noise=0.0):
+            noise=0.0, paired=False, min_pairs=MIN_PAIRS):
     """Compare the rounds of `other` against those of `base`.
 
     `noise` (percent) is the scatter the metric is known to have on this
     stream: the change must exceed threshold + noise.
+    With `paired`, `base` and `other` are round for round (round i of each
+    ran next to each other) and, given `min_pairs` complete rounds, the
+    verdict is the paired one (compare_paired); otherwise, and without
+    `paired`, the rounds are pooled.
     Returns a dict with the medians, spreads, change (percent, None when
     the baseline median is 0), verdict, and why.
     """
+    if paired:
+        pairs = pairs_of(base, other)
+        if pairs is not None and len(pairs) >= min_pairs:
+            return compare_paired(pairs, better, threshold, floor, alpha,
+                                  noise)
     base = [x for x in base if x is not None]
     other = [x for x in other if x is not None]
     res = {
@@ -222,4 +270,82 @@ def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05,
     worse = diff < 0 if better == HIGHER else diff > 0
     res["verdict"] = REGRESSION if worse else IMPROVEMENT
     res["reason"] = "beyond threshold, rounds apart"
+    return res
+
+
+def compare_paired(pairs, better, threshold=5.0, floor=0.0, alpha=0.05,
+                   noise=0.0):
+    """The verdict from rounds run side by side: round i of the baseline
+    and round i of the other version ran one after the other in the same
+    VM, so whatever drifts between rounds (the host's load, the guest's
+    caches) moves both alike. Per round:
+
+      d_i = (other_i - base_i) / |median(base)|      (percent)
+
+    change = median(d_i), and a verdict only when all of these hold:
+
+      * |change| > threshold + noise, and the median absolute difference
+        of the pairs exceeds the metric's floor;
+      * every pair agrees in sign with the change, and |change| exceeds
+        the range (max - min) of the d_i: the pairs' own scatter, so pairs
+        of +2 %, +4 % and +7 % give none. (Half the range would pass three
+        draws of one sign from any wide noise 9 % of the time; the whole
+        range, under 4.5 %; and where each version's rounds scatter by
+        sigma = 0.8 % it still finds a 5 % change 49 times in 50.)
+      * from SIGN_TEST_PAIRS pairs on, instead: an exact sign test of the
+        pairs with p < alpha (a dissenting pair may be outvoted).
+
+    A change beyond the threshold that fails the other two is "noisy".
+    The pooled medians and spreads are reported as in compare().
+    """
+    base = [b for b, _ in pairs]
+    other = [o for _, o in pairs]
+    res = {
+        "base_median": median(base), "median": median(other),
+        "base_spread": spread_pct(base), "spread": spread_pct(other),
+        "change": None, "verdict": SAME, "noisy": False, "p": None,
+        "separated": False, "reason": "", "paired": True, "pairs": [],
+        "pair_spread": None,
+    }
+    mb = res["base_median"]
+    diffs = [o - b for b, o in pairs]
+    mdiff = median(diffs)
+    if mb != 0:
+        rel = [x / abs(mb) * 100.0 for x in diffs]
+        res["pairs"] = rel
+        res["change"] = median(rel)
+        res["pair_spread"] = max(rel) - min(rel)
+        large = abs(res["change"]) > threshold + noise and \
+            abs(mdiff) > floor
+        within_noise = abs(res["change"]) <= res["pair_spread"] and \
+            len(pairs) < SIGN_TEST_PAIRS
+        center = res["change"]
+    else:
+        large = abs(mdiff) > floor
+        within_noise = False
+        center = mdiff
+    pos = sum(1 for d in diffs if d > 0)
+    neg = sum(1 for d in diffs if d < 0)
+    agree = pos if center > 0 else neg
+    if len(pairs) >= SIGN_TEST_PAIRS:
+        res["p"] = sign_test_p(pos, len(pairs) - pos) if center > 0 else \
+            sign_test_p(len(pairs) - neg, neg)
+        consistent = center != 0 and res["p"] < alpha
+    else:
+        consistent = center != 0 and agree == len(pairs)
+    res["separated"] = consistent
+    if not large:
+        res["reason"] = "within threshold"
+        return res
+    if not consistent:
+        res["noisy"] = True
+        res["reason"] = "the rounds' pairs disagree"
+        return res
+    if within_noise:
+        res["noisy"] = True
+        res["reason"] = "change within the scatter of the pairs"
+        return res
+    worse = mdiff < 0 if better == HIGHER else mdiff > 0
+    res["verdict"] = REGRESSION if worse else IMPROVEMENT
+    res["reason"] = "beyond threshold, every pair agrees"
     return res

@@ -131,6 +131,87 @@ class BuildOne(unittest.TestCase):
             self.plan("poptop+cflags=-O0")
 
 
+class Plant(unittest.TestCase):
+    """HEAD+plant=NAME: the ref's tree with regress/plants/NAME.diff."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="plant-test-")
+        self.repo = os.path.join(self.tmp, "repo")
+        self.root = os.path.join(self.tmp, "build")
+        self.plants = os.path.join(self.tmp, "plants")
+        os.makedirs(self.repo)
+        os.makedirs(self.plants)
+        # A ref whose "server" is its source file, copied by make.
+        with open(os.path.join(self.repo, "server.txt"), "w") as f:
+            f.write("fast\n")
+        with open(os.path.join(self.repo, "Makefile"), "w") as f:
+            f.write("pptpd/pptpd: server.txt\n\tmkdir -p pptpd\n"
+                    "\tcp server.txt $@\n\tchmod +x $@\n")
+        with open(os.path.join(self.plants, "slow.diff"), "w") as f:
+            f.write("What it costs: everything.\n\n"
+                    "diff --git a/server.txt b/server.txt\n"
+                    "--- a/server.txt\n+++ b/server.txt\n"
+                    "@@ -1 +1 @@\n-fast\n+slow\n")
+        for args in (["init", "-q", "-b", "main"], ["add", "."],
+                     ["commit", "-q", "-m", "one"]):
+            subprocess.run(["git", "-C", self.repo] + args, env=GIT_ENV,
+                           check=True)
+        self.saved = build.PLANTS
+        build.PLANTS = self.plants
+
+    def tearDown(self):
+        build.PLANTS = self.saved
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def built(self, spec):
+        v = build.build_one(self.repo, self.root, spec, spec,
+                            log=lambda *_: None)
+        with open(v["server"][0]) as f:
+            return v, f.read()
+
+    def test_the_plant_is_in_the_build_and_not_in_the_tree(self):
+        head, text = self.built("HEAD")
+        self.assertEqual(text, "fast\n")
+        planted, text = self.built("HEAD+plant=slow")
+        self.assertEqual(text, "slow\n")
+        self.assertEqual(planted["plant"], "slow.diff")
+        self.assertNotEqual(planted["build"], head["build"])
+        self.assertEqual(planted["conf"], [])      # not a pptpd.conf line
+        with open(os.path.join(self.repo, "server.txt")) as f:
+            self.assertEqual(f.read(), "fast\n")
+        st = subprocess.run(["git", "-C", self.repo, "status",
+                             "--porcelain"], stdout=subprocess.PIPE,
+                            text=True, check=True).stdout
+        self.assertEqual(st, "")
+
+    def test_a_changed_plant_is_built_again(self):
+        first, _ = self.built("HEAD+plant=slow")
+        with open(os.path.join(self.plants, "slow.diff"), "a") as f:
+            f.write("")
+        self.assertEqual(self.built("HEAD+plant=slow")[0]["build"],
+                         first["build"])
+        with open(os.path.join(self.plants, "slow.diff")) as f:
+            text = f.read()
+        with open(os.path.join(self.plants, "slow.diff"), "w") as f:
+            f.write(text.replace("+slow", "+slower"))
+        again, out = self.built("HEAD+plant=slow")
+        self.assertNotEqual(again["build"], first["build"])
+        self.assertEqual(out, "slower\n")
+
+    def test_unknown_or_outside_plants_are_refused(self):
+        for name in ("nosuch", "../slow", ".hidden"):
+            with self.assertRaises(build.BuildError, msg=name):
+                self.built("HEAD+plant=" + name)
+
+    def test_a_plant_that_does_not_apply_fails_the_build(self):
+        with open(os.path.join(self.plants, "stale.diff"), "w") as f:
+            f.write("diff --git a/server.txt b/server.txt\n"
+                    "--- a/server.txt\n+++ b/server.txt\n"
+                    "@@ -1 +1 @@\n-other\n+slow\n")
+        with self.assertRaises(build.BuildError):
+            self.built("HEAD+plant=stale")
+
+
 def main():
     """Run every test; end with the plain `N passed, N failed` line."""
     suite = unittest.defaultTestLoader.loadTestsFromModule(

@@ -173,6 +173,118 @@ class TestCompare(unittest.TestCase):
         self.assertEqual(c["verdict"], stats.REGRESSION)
 
 
+class TestPaired(unittest.TestCase):
+    """Round i of each version ran side by side: compare them pair by pair."""
+
+    def test_drift_shared_by_both_versions_is_no_verdict(self):
+        # A-vs-A: each round moves both versions alike (host load, caches)
+        # by 8 %; pooled the rounds scatter, paired they agree to 0.5 %.
+        base = [400, 432, 416]
+        same = [401, 430, 418]
+        c = stats.compare(base, same, LOWER, 3.0, paired=True)
+        self.assertTrue(c["paired"])
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertFalse(c["noisy"])
+        self.assertLess(abs(c["change"]), 0.5)
+
+    def test_a_5_percent_regression_under_drift(self):
+        # +5 % in every round, on top of 8 % drift between rounds: pooled,
+        # the rounds overlap (no verdict); paired, every round says +5 %.
+        base = [400, 432, 416]
+        slow = [420, 454, 437]
+        pooled = stats.compare(base, slow, LOWER, 3.0)
+        self.assertEqual(pooled["verdict"], stats.SAME)
+        c = stats.compare(base, slow, LOWER, 3.0, paired=True)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+        self.assertAlmostEqual(c["change"], 5.05, places=1)
+
+    def test_pairs_that_disagree_are_noisy(self):
+        # medians 4 % apart, but one pair goes the other way
+        c = stats.compare([400, 400, 400], [420, 392, 416], LOWER, 3.0,
+                          paired=True)
+        self.assertGreater(c["change"], 3.0)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertTrue(c["noisy"])
+        self.assertEqual(c["reason"], "the rounds' pairs disagree")
+
+    def test_pairs_scattering_as_much_as_the_change_are_noisy(self):
+        # +2 %, +4 %, +7 %: all one way, but the median (4 %) is within
+        # their range (5 %)
+        c = stats.compare([100, 100, 100], [102, 104, 107], LOWER, 3.0,
+                          paired=True)
+        self.assertAlmostEqual(c["change"], 4.0)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertTrue(c["noisy"])
+        self.assertEqual(c["reason"], "change within the scatter of the pairs")
+
+    def test_threshold_and_declared_noise_still_apply(self):
+        c = stats.compare([100, 101, 100], [102, 103, 102], LOWER, 3.0,
+                          paired=True)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertFalse(c["noisy"])
+        c = stats.compare([100, 101, 100], [112, 113, 112], LOWER, 3.0,
+                          noise=10.0, paired=True)
+        self.assertEqual(c["verdict"], stats.SAME)
+        c = stats.compare([100, 101, 100], [112, 113, 112], LOWER, 3.0,
+                          paired=True)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+
+    def test_direction(self):
+        c = stats.compare([2.0, 2.1, 1.9], [1.8, 1.89, 1.71], HIGHER, 3.0,
+                          paired=True)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+        c = stats.compare([100, 104, 98], [90, 93, 88], LOWER, 3.0,
+                          paired=True)
+        self.assertEqual(c["verdict"], stats.IMPROVEMENT)
+
+    def test_floor_and_zero_baseline(self):
+        c = stats.compare([0.1, 0.1, 0.1], [0.3, 0.3, 0.3], LOWER, 5.0, 0.5,
+                          paired=True)
+        self.assertEqual(c["verdict"], stats.SAME)
+        c = stats.compare([0, 0, 0], [0, 0, 0], LOWER, 5.0, 0.5, paired=True)
+        self.assertEqual(c["verdict"], stats.SAME)
+        self.assertIsNone(c["change"])
+        c = stats.compare([0, 0, 0], [4, 5, 6], LOWER, 5.0, 0.5, paired=True)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+
+    def test_sign_test_with_many_pairs(self):
+        self.assertAlmostEqual(stats.sign_test_p(6, 0), 2 / 64)
+        self.assertAlmostEqual(stats.sign_test_p(0, 6), 2 / 64)
+        self.assertEqual(stats.sign_test_p(3, 3), 1.0)
+        # 8 pairs, 7 say +6 %, one -1 %: outvoted (p = 0.07 > 0.05: no)
+        base = [100] * 8
+        c = stats.compare(base, [106] * 7 + [99], LOWER, 3.0, paired=True)
+        self.assertAlmostEqual(c["p"], stats.sign_test_p(7, 1))
+        self.assertEqual(c["verdict"], stats.SAME)
+        # 9 pairs, 8 of them +6 %: p = 0.039, a regression
+        c = stats.compare([100] * 9, [106] * 8 + [99], LOWER, 3.0,
+                          paired=True)
+        self.assertLess(c["p"], 0.05)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+
+    def test_too_few_pairs_fall_back_to_pooled(self):
+        # 2 rounds, or rounds missing so that fewer than 3 pairs remain
+        c = stats.compare([100, 100], [150, 151], LOWER, 5.0, paired=True)
+        self.assertNotIn("paired", c)
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+        c = stats.compare([100, None, 101], [150, 151, None], LOWER, 5.0,
+                          paired=True)
+        self.assertNotIn("paired", c)   # one pair; pooled: 2 rounds each
+        self.assertEqual(c["verdict"], stats.REGRESSION)
+
+    def test_sessions_alternate_who_goes_first(self):
+        vs = ["A", "B"]
+        self.assertEqual([measure.round_order(vs, r) for r in (1, 2, 3)],
+                         [["A", "B"], ["B", "A"], ["A", "B"]])
+        self.assertEqual(measure.round_order(["A", "B", "C"], 2),
+                         ["C", "B", "A"])
+
+    def test_pairs_by_round(self):
+        self.assertEqual(stats.pairs_of([1, None, 3], [4, 5, 6]),
+                         [(1, 4), (3, 6)])
+        self.assertIsNone(stats.pairs_of([1, 2], [1, 2, 3]))
+
+
 class TestStreams(unittest.TestCase):
     def test_udp_pps(self):
         s = streams.parse("kind udp\nsize 64\nrate 500pps\nduration 4\n",
@@ -431,6 +543,24 @@ class TestReport(unittest.TestCase):
         n, text, _ = self._run(self._raw(100, 140))
         self.assertEqual(n, 1)
         self.assertIn("B REGRESSION: s1 server CPU per MB", text)
+
+    def test_cpu_per_mb_has_a_threshold_of_its_own(self):
+        # +4 % CPU per MB in every round: below THRESHOLD (5), beyond
+        # CPU_THRESHOLD (3); throughput +4 % likewise stays "same"
+        raw = self._raw(100, 104)
+        for r in raw["records"]:
+            if r["version"] == "B" and r["stream"] == "s1":
+                r["metrics"]["throughput"] *= 1.04
+        n, text, _ = self._run(raw)
+        self.assertEqual(n, 1)
+        self.assertIn("B REGRESSION: s1 server CPU per MB", text)
+        self.assertNotIn("throughput 1", text.split("REGRESSION")[-1])
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "raw.json"), "w") as f:
+                json.dump(raw, f)
+            n, _ = report.report(d, 5.0, log=lambda *_: None,
+                                 out=io.StringIO(), cpu_threshold=5.0)
+        self.assertEqual(n, 0)
 
     def _with_dial(self, up_a, up_b):
         raw = self._raw(100, 100)
