@@ -17,6 +17,7 @@ import unittest
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import testmain  # noqa: E402
 
 import build  # noqa: E402
 import releases  # noqa: E402
@@ -244,13 +245,7 @@ class RealHistory(unittest.TestCase):
 
 
 def main():
-    """Run every test; end with the plain `N passed, N failed` line."""
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    res = unittest.TextTestRunner(verbosity=1).run(suite)
-    bad = len(res.failures) + len(res.errors)
-    print("releases: %d passed, %d failed" % (res.testsRun - bad, bad))
-    return 0 if res.wasSuccessful() else 1
+    return testmain.run(sys.modules[__name__], "releases")
 
 
 if __name__ == "__main__":

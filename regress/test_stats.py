@@ -14,6 +14,7 @@ import unittest
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import testmain  # noqa: E402
 
 import build  # noqa: E402
 import measure  # noqa: E402
@@ -590,13 +591,7 @@ class TestReport(unittest.TestCase):
 
 
 def main():
-    """Run every test; end with the plain `N passed, N failed` line."""
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    res = unittest.TextTestRunner(verbosity=1).run(suite)
-    bad = len(res.failures) + len(res.errors)
-    print("regress: %d passed, %d failed" % (res.testsRun - bad, bad))
-    return 0 if res.wasSuccessful() else 1
+    return testmain.run(sys.modules[__name__], "regress")
 
 
 if __name__ == "__main__":
