@@ -505,9 +505,21 @@ static void
 call_kill(void *arg)
 {
 	struct call *c = arg;
-	log_msg(LOG_WARNING, "call %u/%u: pppd %d ignored SIGTERM, killing it",
-	    c->id, c->peer_id, (int)c->pid);
+	log_msg(LOG_WARNING, "call %u/%u: pppd %d still running %llu ms after "
+	    "SIGTERM, killing it", c->id, c->peer_id, (int)c->pid,
+	    (unsigned long long)c->kill_grace_ms);
 	kill(c->pid, SIGKILL);
+}
+
+/* How long pppd gets between SIGTERM and SIGKILL (CALL_KILL_GRACE_MS). */
+static uint64_t
+call_kill_grace(const struct server *s)
+{
+	unsigned active, ending;
+	server_count_calls(s, &active, &ending);
+	uint64_t ms = CALL_KILL_GRACE_MS +
+	    (uint64_t)ending * CALL_KILL_GRACE_PER_CALL_MS;
+	return ms < CALL_KILL_GRACE_MAX_MS ? ms : CALL_KILL_GRACE_MAX_MS;
 }
 
 static void call_log_ended(struct call *c, const char *reason,
@@ -547,7 +559,9 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	c->pty = -1;
 	if (c->pid > 0) {
 		kill(c->pid, SIGTERM);
-		loop_timer_set(s->loop, &c->kill_timer, CALL_KILL_GRACE_MS, call_kill, c);
+		c->kill_grace_ms = call_kill_grace(s);
+		loop_timer_set(s->loop, &c->kill_timer, c->kill_grace_ms,
+		    call_kill, c);
 	} else {
 		call_finish(c);
 	}

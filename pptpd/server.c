@@ -515,17 +515,24 @@ server_free(struct server *s)
 }
 
 void
-server_status(struct server *s)
+server_count_calls(const struct server *s, unsigned *active, unsigned *ending)
 {
-	unsigned active = 0, ending = 0;
-	struct call *c;
-	struct gre_engine_stats gs;
+	const struct call *c;
+	*active = *ending = 0;
 	TAILQ_FOREACH(c, &s->calls, s_entry) {
 		if (call_is_live(c))
-			active++;
+			(*active)++;
 		else
-			ending++;
+			(*ending)++;
 	}
+}
+
+void
+server_status(struct server *s)
+{
+	unsigned active, ending;
+	struct gre_engine_stats gs;
+	server_count_calls(s, &active, &ending);
 	gre_engine_stats(s->gre, &gs);
 	log_msg(LOG_NOTICE, "status: %u connections, %u calls active, %u ending, "
 	    "pool %zu of %zu free, gre rx %llu tx %llu malformed %llu unknown-call %llu",

@@ -77,6 +77,9 @@ void server_shutdown(struct server *s);
 void server_free(struct server *s);
 /* SIGCHLD: reap every exited pppd. */
 void server_reap(struct server *s);
+/* Calls live, and calls ending (their pppd not yet reaped). */
+void server_count_calls(const struct server *s, unsigned *active,
+    unsigned *ending);
 /* SIGUSR1: one log line with connections, calls and the pool. */
 void server_status(struct server *s);
 

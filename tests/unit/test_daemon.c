@@ -970,8 +970,11 @@ test_ending_calls_count(void **state)
 	pns_call(s, 4, &r);
 	assert_int_not_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
 	assert_true(log_contains("too many calls on this connection"));
-	/* once SIGKILL has reaped them (5 s grace), calls are possible again */
+	/* once SIGKILL has reaped them (5 s grace, 50 ms more per call ending), calls are possible again */
 	wait_for(daemon_children, 0, 8000);
+	/* each one's grace grew with the calls ending beside it */
+	assert_true(log_contains("still running 5050 ms after SIGTERM, killing it"));
+	assert_true(log_contains("still running 5150 ms after SIGTERM, killing it"));
 	pns_call(s, 5, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
 	close(s);
