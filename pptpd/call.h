@@ -24,10 +24,10 @@ struct conf;
 /* SIGTERM, then SIGKILL after CALL_KILL_GRACE_MS, and
  * CALL_KILL_GRACE_PER_CALL_MS more for every call ending at that moment (at
  * most CALL_KILL_GRACE_MAX_MS in all): when a thousand sessions end at
- * once, every pppd waits its turn for the CPU, the kernel's interface removal and
- * radius.so's Accounting-Stop, and one killed before it gets there loses
- * its session-end report and its accounting. In a 1000-session teardown
- * in the test VM, 878 pppd were still at it after a flat 5 s. */
+ * once, every pppd waits its turn for the CPU, the kernel's interface
+ * removal and radius.so's Accounting-Stop, and one killed before it is
+ * done loses its session-end report and its accounting. In a 1000-session
+ * teardown in the test VM, 878 pppd were still running after a flat 5 s. */
 #define CALL_KILL_GRACE_MS           5000
 #define CALL_KILL_GRACE_PER_CALL_MS  50
 #define CALL_KILL_GRACE_MAX_MS       60000
