@@ -5,7 +5,6 @@ figures, the pairing with plain's rounds, and what the report shows.
     python3 regress/test_baseline.py   (ends with "N passed, N failed")
 """
 
-import io
 import json
 import os
 import sys
@@ -134,14 +133,8 @@ class Baseline(unittest.TestCase):
 
 class Report(unittest.TestCase):
     def _run(self, raw):
-        with tempfile.TemporaryDirectory() as d:
-            with open(os.path.join(d, "raw.json"), "w") as f:
-                json.dump(raw, f)
-            out = io.StringIO()
-            n, rows = report.report(d, 5.0, log=lambda *_: None, out=out)
-            with open(os.path.join(d, "summary.csv")) as f:
-                csv = f.read()
-        return n, out.getvalue(), rows, csv
+        n, text, rows, files = testmain.report_of(report, raw)
+        return n, text, rows, files["summary.csv"]
 
     def test_plain_is_shown_last_and_never_compared(self):
         n, text, rows, csv = self._run(_raw({"A": 2500.0, "B": 1000.0},

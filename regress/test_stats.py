@@ -525,13 +525,8 @@ class TestReport(unittest.TestCase):
         return {"plan": plan, "records": recs}
 
     def _run(self, raw):
-        with tempfile.TemporaryDirectory() as d:
-            with open(os.path.join(d, "raw.json"), "w") as f:
-                json.dump(raw, f)
-            out = io.StringIO()
-            n, rows = report.report(d, 5.0, log=lambda *_: None, out=out)
-            files = set(os.listdir(d))
-        return n, out.getvalue(), files
+        n, text, _, files = testmain.report_of(report, raw)
+        return n, text, set(files)
 
     def test_same(self):
         n, text, files = self._run(self._raw(100, 100))

@@ -1,6 +1,10 @@
 """The runner the regress/test_*.py files share: every test of a module,
 ending with the plain `LABEL: N passed, N failed` line that `make unit`'s
 log is read for."""
+import io
+import json
+import os
+import tempfile
 import unittest
 
 
@@ -10,3 +14,23 @@ def run(module, label):
     bad = len(res.failures) + len(res.errors)
     print("%s: %d passed, %d failed" % (label, res.testsRun - bad, bad))
     return 0 if res.wasSuccessful() else 1
+
+
+def report_of(report, raw, threshold=5.0):
+    """Run regress/report.py's report() on `raw` (a raw.json's content) in
+    a scratch results folder: (regressions, terminal text, rows, the
+    folder's files by name with their text)."""
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "raw.json"), "w") as f:
+            json.dump(raw, f)
+        out = io.StringIO()
+        n, rows = report.report(d, threshold, log=lambda *_: None, out=out)
+        files = {}
+        for name in os.listdir(d):
+            path = os.path.join(d, name)
+            if name.endswith((".csv", ".txt")):
+                with open(path) as f:
+                    files[name] = f.read()
+            else:
+                files[name] = None
+    return n, out.getvalue(), rows, files
