@@ -348,6 +348,22 @@ class Suite:
         except OSError:
             return -1
 
+    def settled_fds(self, quiet_s=1.0, limit_s=10.0):
+        """The daemon's descriptor count once it has not changed for
+        quiet_s: what the test before left may still be closing (a
+        connection whose end the daemon has not read yet; under the
+        sanitizers that took longer than the next test's first look)."""
+        last, since = self.fds(), time.monotonic()
+        end = since + limit_s
+        while time.monotonic() < end:
+            time.sleep(0.1)
+            now = self.fds()
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                break
+        return last
+
     def server_log(self):
         try:
             with open(self.env.log, errors="replace") as f:
@@ -928,7 +944,7 @@ class Suite:
 
     def floods(self):
         env = self.env
-        base_fds = self.fds()
+        base_fds = self.settled_fds()
 
         def silent():
             n = 200
