@@ -454,31 +454,27 @@ static int all_done(const struct run *r)
 	return 1;
 }
 
-/* Whether another session may start now: its turn at --rate has come,
- * and fewer than --max-setup are still setting up. The limit keeps a
- * server that sets sessions up slower than the rate from being buried
- * under setups that all time out; the rate then follows the server. */
-static int setup_full(const struct run *r)
+/* Sessions started and not yet up or failed. --max-setup caps them: a
+ * server that sets sessions up slower than --rate is then not buried
+ * under setups that all time out; the rate follows the server. */
+static unsigned setups_pending(const struct run *r)
 {
 	unsigned pending = 0;
 
-	if (!r->o.max_setup)
-		return 0;
 	for (unsigned i = 0; i < r->started; i++)
-		if (r->ss[i].state < SS_UP && ++pending >= r->o.max_setup)
-			return 1;
-	return 0;
+		if (r->ss[i].state < SS_UP)
+			pending++;
+	return pending;
+}
+
+static int setup_full(const struct run *r, unsigned pending)
+{
+	return r->o.max_setup && pending >= r->o.max_setup;
 }
 
 static uint64_t next_start(const struct run *r)
 {
 	return r->t0 + (uint64_t)(r->started * 1000.0 / r->o.rate);
-}
-
-static int may_start(const struct run *r, uint64_t now)
-{
-	return r->started < r->o.sessions && now >= next_start(r) &&
-	    !setup_full(r);
 }
 
 static void start_one(struct run *r, uint64_t now)
@@ -532,8 +528,12 @@ static int run_loop(struct run *r, long *rss_idle_kb, unsigned *rss_n)
 
 	for (;;) {
 		uint64_t now = clock_ms();
-		while (!closing && may_start(r, now))
+		unsigned pending = r->o.max_setup ? setups_pending(r) : 0;
+		while (!closing && r->started < r->o.sessions &&
+		    now >= next_start(r) && !setup_full(r, pending)) {
 			start_one(r, now);
+			pending++;
+		}
 		if (!settled_at && all_settled(r)) {
 			settled_at = now;
 			r->all_up_ms = r->up ? now - r->t0 : 0;
@@ -567,7 +567,8 @@ static int run_loop(struct run *r, long *rss_idle_kb, unsigned *rss_n)
 			wake = nt;
 		/* held back by --max-setup: a session's progress (an event)
 		 * or the 100-ms tick below looks again */
-		if (!closing && r->started < r->o.sessions && !setup_full(r)) {
+		if (!closing && r->started < r->o.sessions &&
+		    !setup_full(r, pending)) {
 			uint64_t ns = next_start(r);
 			if (ns < wake)
 				wake = ns;

@@ -218,7 +218,8 @@ static uint64_t down_tick(struct stream *s, uint64_t now, stream_send_fn send,
 	if (!s->acct.started && s->retries < STREAM_RETRIES &&
 	    now >= s->retry_ms) {
 		struct probe p = { .type = PROBE_START_DOWN,
-			.size = s->spec->size, .pps = (uint32_t)(s->spec->mpps / STREAM_MPPS_PER_PPS),
+			.size = s->spec->size,
+			.pps = (uint32_t)(s->spec->mpps / STREAM_MPPS_PER_PPS),
 			.duration_ms = s->spec->duration_ms };
 		(void)send_probe(s, &p, 0, send, arg);
 		s->retries++;
