@@ -38,6 +38,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import streams as streamlib  # noqa: E402
 import hostload  # noqa: E402
+import procstat  # noqa: E402
+from procstat import GUEST_BUSY, STAT_FIELDS, parse_stat_cpu  # noqa: E402,F401
 
 SRV_NS, CLI_NS = "srv", "cli"
 SRV_IP, CLI_IP = "198.18.0.1", "198.18.0.2"
@@ -186,35 +188,7 @@ def cpu_delta(before, after):
     return (ticks / CLK_TCK, ns / 1e9 if have_ns else None, per, vanished)
 
 
-def system_cpu():
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    idle = v[3] + (v[4] if len(v) > 4 else 0)
-    return sum(v[:8]) - idle, sum(v[:8])
-
-
-# /proc/stat's cpu line, in order (proc(5)); guest and guest_nice, which
-# follow, are already inside user and nice.
-STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq",
-               "steal")
-# The guest's own work: idle and iowait are no work, steal is the host's.
-GUEST_BUSY = ("user", "nice", "system", "irq", "softirq")
-
-
-def parse_stat_cpu(line):
-    """{field: ticks} of the aggregate `cpu` line of /proc/stat."""
-    parts = line.split()
-    if not parts or parts[0] != "cpu":
-        raise ValueError("not the cpu line of /proc/stat: %r" % line[:40])
-    v = [int(x) for x in parts[1:1 + len(STAT_FIELDS)]]
-    v += [0] * (len(STAT_FIELDS) - len(v))
-    return dict(zip(STAT_FIELDS, v))
-
-
-def guest_cpu():
-    """The whole system's CPU ticks by kind, now (parse_stat_cpu)."""
-    with open("/proc/stat") as f:
-        return parse_stat_cpu(f.readline())
+guest_cpu = procstat.read_stat_cpu
 
 
 def guest_cpu_delta(before, after, clk_tck=CLK_TCK):
@@ -704,8 +678,8 @@ class Session:
         rx_pid = self._rx_pid(s["direction"])
         rx0 = ppp_rx(rx_pid)
         before = server_snapshot(ino)
-        sys0 = system_cpu()
         g0 = guest_cpu()
+        sys0 = procstat.not_idle(g0)
         t0 = time.monotonic()
         argv = ["ip", "netns", "exec", CLI_NS, "iperf3"] + \
             streamlib.iperf_args(s, self.target(False), IPERF_PORT)
@@ -743,8 +717,8 @@ class Session:
         p = subprocess.CompletedProcess(argv, proc.returncode, stdout)
         drain = wait_quiet(rx_pid, settle, 10.0)
         after = server_snapshot(ino)
-        sys1 = system_cpu()
         g1 = guest_cpu()
+        sys1 = procstat.not_idle(g1)
         rx1 = ppp_rx(rx_pid)
         with open(raw_path, "w") as f:
             f.write(p.stdout)
@@ -808,8 +782,8 @@ class Session:
                                    req.why()))
         rx0 = count(pid)
         before = server_snapshot(ino)
-        sys0 = system_cpu()
         g0 = guest_cpu()
+        sys0 = procstat.not_idle(g0)
         t0 = time.monotonic()
         req.say("go")
         if not req.wait("ran"):
@@ -819,8 +793,8 @@ class Session:
         wall = time.monotonic() - t0
         drain = wait_quiet(pid, settle, 10.0)
         after = server_snapshot(ino)
-        sys1 = system_cpu()
         g1 = guest_cpu()
+        sys1 = procstat.not_idle(g1)
         rx1 = count(pid)
         req.say("fin")
         req.wait("done")

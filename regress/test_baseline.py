@@ -15,6 +15,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import testmain  # noqa: E402
+import procstat  # noqa: E402
 
 import build  # noqa: E402
 import hostload  # noqa: E402
@@ -55,6 +56,12 @@ class ProcStat(unittest.TestCase):
         self.assertAlmostEqual(d["softirq"], 1.0)
         self.assertAlmostEqual(d["steal"], 0.5)
         self.assertAlmostEqual(d["idle"], 5.0)
+
+    def test_not_idle_share(self):
+        # the busy share of the server-process table and of bench-scale:
+        # everything but idle and iowait, out of every field
+        t = measure.parse_stat_cpu("cpu 100 10 50 1000 40 5 20 3 0 0")
+        self.assertEqual(procstat.not_idle(t), (188, 1228))
 
     def test_live_proc_stat(self):
         a = measure.guest_cpu()

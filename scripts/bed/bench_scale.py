@@ -47,6 +47,8 @@ import sys
 import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "regress"))
+import procstat  # noqa: E402
 HOSTBED = os.path.join(TOP, "scripts", "hostbed")
 # ppp interface count unchanged this long: settled, when the client's
 # progress line cannot say (a snapshot of 1000 processes under TCG takes
@@ -158,10 +160,11 @@ def delta(a, b):
         s["link"].get("tx_packets", 0)
     busy = None
     if "guest_cpu" in a and "guest_cpu" in b:
-        d = {k: b["guest_cpu"][k] - a["guest_cpu"][k] for k in a["guest_cpu"]}
-        tot = sum(d.values())
+        d = {k: b["guest_cpu"][k] - a["guest_cpu"][k]
+             for k in procstat.STAT_FIELDS}
+        used, tot = procstat.not_idle(d)
         if tot:
-            busy = 100.0 * (tot - d["idle"] - d["iowait"]) / tot
+            busy = 100.0 * used / tot
     return {"seconds": b["host_t"] - a["host_t"], "guest_busy_pct": busy,
             "cpu_ns": b["cpu_ns"] - a["cpu_ns"],
             "packets": pk(b) - pk(a),

@@ -33,6 +33,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "regress"))
+import procstat  # noqa: E402
+
 SRV_NS = "srv"
 # Processes that make up "the server": ours is pptpd + one pppd per call;
 # Poptop adds a pptpctrl per control connection.
@@ -281,15 +285,6 @@ def meminfo():
     return out
 
 
-def guest_cpu():
-    """The whole guest's CPU ticks by kind (/proc/stat's first line): where
-    time goes that no server process is charged for (softirq, kworkers)."""
-    f = read("/proc/stat").splitlines()[0].split()[1:]
-    keys = ("user", "nice", "system", "idle", "iowait", "irq", "softirq",
-            "steal")
-    return dict(zip(keys, (int(x) for x in f)))
-
-
 def sock_drops(pid):
     """Datagrams dropped at full receive queues of the raw (GRE) and UDP
     sockets in the netns of `pid`: the last column of /proc/net/raw|udp."""
@@ -353,7 +348,9 @@ def snapshot(srv_ino, anchor_pid, dev, mem):
         "ppp_ifaces": len(ppp),
         "link": nd.get(dev, {}),
         "ip": ip_counters(anchor_pid),
-        "guest_cpu": guest_cpu(),
+        # the whole guest's, where time goes that no server process is
+        # charged for (softirq, NAPI and kworker threads)
+        "guest_cpu": procstat.read_stat_cpu(),
         "loadavg": read("/proc/loadavg").split()[:4],
         "sock_drops": sock_drops(anchor_pid),
         "others_ns": others,
