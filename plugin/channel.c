@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "fdarg.h"
 
 #define PLUGIN "pptpd-policy"
 #define CHANNEL_FIELDS 4
@@ -155,13 +156,9 @@ set_kernel(char **argv)
 static int
 set_kernel_fd(char **argv)
 {
-	char *end;
-	long v;
+	int v = fd_arg_parse(*argv);
 
-	errno = 0;
-	v = strtol(*argv, &end, 10);
-	if (**argv < '0' || **argv > '9' || errno != 0 || *end != '\0' ||
-	    v <= STDERR_FILENO || v > INT_MAX) {
+	if (v < 0) {
 		option_error(PLUGIN ": pptpd-kernel-fd %s: not a descriptor "
 		    "above 2", *argv);
 		return 0;
@@ -169,7 +166,7 @@ set_kernel_fd(char **argv)
 	free(opt_kernel_fd);
 	if ((opt_kernel_fd = strdup(*argv)) == NULL)
 		novm("pptpd-kernel-fd");
-	given_fd = (int)v;
+	given_fd = v;
 	return 1;
 }
 

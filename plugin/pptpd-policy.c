@@ -9,8 +9,11 @@
  *                       pppd exit before the link is set up
  *   pptpd-client ADDR   the client's real (outer) address; if not given,
  *                       pppd's remotenumber, then ipparam, are used
- *   pptpd-report PATH   UNIX datagram socket of pptpd for session reports
- *                       (report.h is the contract)
+ *   pptpd-report-fd N   the call's report channel pptpd passed as
+ *                       descriptor N (a SOCK_SEQPACKET socket): one message
+ *                       per session report (report.h is the contract)
+ *   pptpd-report PATH   a UNIX datagram socket for the reports instead, for
+ *                       use without pptpd (Poptop, tests); N wins if both
  *   pptpd-call ID       session key copied into every report
  *   pptpd-logwtmp       write wtmp records at IP up/down (line = ppp
  *                       interface, user = authenticated name, host = client)
@@ -52,6 +55,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -59,6 +63,7 @@
 #include <time.h>
 
 #include "channel.h"
+#include "fdarg.h"
 #include "peers.h"
 #include "radius-policy.h"
 #include "report.h"
@@ -90,11 +95,13 @@ static struct peers *peers;
 static char *peers_path;
 static char *opt_client;
 static char *opt_report;
+static int opt_report_fd = -1;
 static char *opt_call;
 static bool opt_logwtmp;
 
 static int set_peers(char **argv);
 static int set_report(char **argv);
+static int set_report_fd(char **argv);
 
 #define PLUGIN_OPT(n, t, a, d, f) \
 	{ .name = (n), .type = (t), .addr = (a), .description = (d), \
@@ -107,6 +114,8 @@ static option_t plugin_options[] = {
 	    "pptpd: the client's real address", OPT_PRIV),
 	PLUGIN_OPT("pptpd-report", o_special, (void *)set_report,
 	    "pptpd: UNIX datagram socket for session reports", OPT_PRIV),
+	PLUGIN_OPT("pptpd-report-fd", o_special, (void *)set_report_fd,
+	    "pptpd: the call's report channel (a descriptor)", OPT_PRIV),
 	PLUGIN_OPT("pptpd-call", o_string, &opt_call,
 	    "pptpd: session key for reports", OPT_PRIV),
 	PLUGIN_OPT("pptpd-logwtmp", o_bool, &opt_logwtmp,
@@ -149,6 +158,33 @@ set_report(char **argv)
 	return 1;
 }
 
+/* pptpd's end of the call's report channel: a UNIX SOCK_SEQPACKET socket
+ * (anything else would take our reports as a byte stream, or nowhere),
+ * which pppd's scripts must not inherit. Checked here, when pppd reads its
+ * options: a wrong one stops pppd before the call goes any further. */
+static int
+set_report_fd(char **argv)
+{
+	int fd = fd_arg_parse(*argv), type = 0, domain = 0;
+	socklen_t tl = sizeof(type), dl = sizeof(domain);
+	const char *why = NULL;
+
+	if (fd < 0)
+		why = "not a descriptor above 2";
+	else if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		why = "no such descriptor";
+	else if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) < 0 ||
+	    type != SOCK_SEQPACKET || domain != AF_UNIX)
+		why = "not a UNIX seqpacket socket";
+	if (why != NULL) {
+		option_error(PLUGIN ": pptpd-report-fd %s: %s", *argv, why);
+		return 0;
+	}
+	opt_report_fd = fd;
+	return 1;
+}
+
 /* ---- per-session state (one pppd = one session) ---- */
 
 enum allow_state {
@@ -188,17 +224,26 @@ report_common(struct report_builder *b)
 	report_add(b, "client", client);
 }
 
+/* Never blocks pppd: a report pptpd cannot take now is lost, and said so
+ * in pppd's log. On the channel that needs pptpd to leave a whole send
+ * buffer unread. */
 static void
 report_send(struct report_builder *b)
 {
 	struct sockaddr_un sa;
 	int n;
 
-	if (opt_report == NULL)
+	if (opt_report == NULL && opt_report_fd < 0)
 		return;
 	n = report_end(b);
 	if (n < 0) {
 		warn(PLUGIN ": report too long, not sent");
+		return;
+	}
+	if (opt_report_fd >= 0) {
+		if (send(opt_report_fd, b->buf, (size_t)n,
+		    MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			warn(PLUGIN ": report on descriptor %d: %m", opt_report_fd);
 		return;
 	}
 	if (report_fd < 0) {

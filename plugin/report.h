@@ -4,14 +4,19 @@
  * sides (builder for the plugin, parser for pptpd), pure C, no pppd headers.
  *
  * Transport
- *   pptpd binds a UNIX datagram socket (SOCK_DGRAM, AF_UNIX, a path name)
- *   and passes its path to pppd as the plugin option `pptpd-report PATH`,
- *   plus `pptpd-call ID` to tag every datagram of that session.  The plugin
- *   sends one datagram per event with sendto(2), non-blocking: if pptpd is
- *   not reading, reports are dropped (and pppd logs a warning), pppd never
- *   waits.  The sender is unbound: pptpd cannot reply.  pptpd should check
- *   the sender's credentials (SO_PASSCRED / SCM_CREDENTIALS: the pid of the
- *   pppd it started) or keep the socket in a directory only root can enter.
+ *   pptpd opens a UNIX SOCK_SEQPACKET socketpair for each call and pppd
+ *   inherits one end; pptpd names it with the plugin option
+ *   `pptpd-report-fd N`, plus `pptpd-call ID` to tag every report of that
+ *   session.  The plugin sends one message per event with send(2),
+ *   non-blocking: if pptpd leaves a whole socket buffer unread, reports are
+ *   dropped (and pppd logs a warning), pppd never waits.  Only that call's
+ *   pppd holds the other end, so pptpd needs no credentials to know who
+ *   sent a report; it still refuses one whose call= is not the call's.
+ *   A pair, not one socket shared by every pppd: a UNIX datagram socket
+ *   queues at most net.unix.max_dgram_qlen (10 by default) datagrams from
+ *   all its senders together, and at a mass teardown the rest were lost.
+ *   Without pptpd (Poptop, tests), `pptpd-report PATH` sends the same text
+ *   as one datagram per event to a UNIX datagram socket at PATH instead.
  *
  * Datagram
  *   At most REPORT_MAX_DGRAM bytes of printable ASCII, no NUL, no newline:

@@ -227,7 +227,10 @@ logwtmp(const char *line, const char *name, const char *host)
 /* Test plumbing.                                                      */
 
 static int failures, checks;
-static int rep_fd = -1;
+static int rep_fd = -1;      /* pptpd's end of the report channel */
+static int path_fd = -1;     /* the pptpd-report socket */
+static int chan[2];
+static char num[32];
 static char rep_path[108];
 
 #define CHECK(cond) do { \
@@ -459,15 +462,19 @@ main(int argc, char **argv)
 	CHECK(snoop_recv_hook != NULL);
 	CHECK(strstr(logbuf, "plugin for pppd " VERSION " loaded") != NULL);
 
-	/* Report socket, as pptpd binds it. */
+	/* A report socket for pptpd-report (without pptpd), and the call's
+	 * report channel as pptpd passes it (pptpd-report-fd), which wins:
+	 * the reports below arrive on the channel. */
 	snprintf(rep_path, sizeof(rep_path), "/tmp/pptpd-policy-rep.%d",
 	    (int)getpid());
 	unlink(rep_path);
-	rep_fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	path_fd = socket(AF_UNIX, SOCK_DGRAM, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	strcpy(sa.sun_path, rep_path);
-	CHECK(bind(rep_fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(bind(path_fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, chan) == 0);
+	rep_fd = chan[0];
 
 	/* Options. */
 	fd = mkstemp(peers_file);
@@ -487,6 +494,22 @@ main(int argc, char **argv)
 	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 	    "xxxxxxxxxxxxxxxxx") == 0);
 	CHECK(set_opt("pptpd-report", rep_path) == 1);
+	fprintf(stderr, "== pptpd-report-fd: pptpd's channel, checked\n");
+	logbuf[0] = '\0';
+	CHECK(set_opt("pptpd-report-fd", "2") == 0);
+	CHECK(strstr(logbuf, "pptpd-report-fd 2: not a descriptor above 2"));
+	CHECK(set_opt("pptpd-report-fd", "4x") == 0);
+	snprintf(num, sizeof(num), "%d", path_fd);   /* a datagram socket */
+	CHECK(set_opt("pptpd-report-fd", num) == 0);
+	CHECK(strstr(logbuf, "not a UNIX seqpacket socket"));
+	fd = open("/dev/null", O_RDONLY);
+	snprintf(num, sizeof(num), "%d", fd);
+	close(fd);
+	CHECK(set_opt("pptpd-report-fd", num) == 0);
+	CHECK(strstr(logbuf, "no such descriptor"));
+	snprintf(num, sizeof(num), "%d", chan[1]);
+	CHECK(set_opt("pptpd-report-fd", num) == 1);
+	CHECK(fcntl(chan[1], F_GETFD) == FD_CLOEXEC);   /* not for scripts */
 	CHECK(set_opt("pptpd-call", "42") == 1);
 	CHECK(set_opt("pptpd-logwtmp", NULL) == 1);
 	strcpy(ifname, "ppp7");
@@ -685,12 +708,26 @@ main(int argc, char **argv)
 	CHECK(strstr(logbuf, "CCP is disabled") != NULL);
 	ccp_protent.enabled_flag = 1;
 
-	fprintf(stderr, "== report socket gone: pppd is not blocked\n");
+	fprintf(stderr, "== reports on the channel only, none to the path\n");
+	CHECK(recv(path_fd, num, sizeof(num), MSG_DONTWAIT) < 0);
+
+	fprintf(stderr, "== pptpd's end unread: pppd is not blocked\n");
+	drain_reports();
+	int sent = 0;
+	for (; sent < 5000 && strstr(logbuf, "report on descriptor") == NULL; sent++)
+		session("alice", "198.18.0.2");
+	fprintf(stderr, "    channel full after %d reports\n", sent);
+	CHECK(strstr(logbuf, "Resource temporarily unavailable") != NULL);
+	while (recv(rep_fd, num, sizeof(num), MSG_DONTWAIT | MSG_TRUNC) > 0)
+		;
+
+	fprintf(stderr, "== pptpd's end gone: pppd is not blocked\n");
 	close(rep_fd);
+	close(path_fd);
 	unlink(rep_path);
 	logbuf[0] = '\0';
 	session("alice", "198.18.0.2");
-	CHECK(strstr(logbuf, "report to") != NULL);
+	CHECK(strstr(logbuf, "report on descriptor") != NULL);
 
 	fprintf(stderr, "== pptpd-kernel: the channel becomes pppd's\n");
 	CHECK(the_channel == NULL);

@@ -63,6 +63,20 @@ expect "a bad descriptor for the kernel channel: exit 2" 2 \
 expect "a bad kernel channel option: exit 2" 2 \
 	'pptpd-kernel 4711,33,198.18.0.1: fewer than four fields' -- \
 	plugin "$so" pptpd-kernel 4711,33,198.18.0.1 --version
+# pppd as pptpd starts it: descriptor 4 is the call's report channel, a
+# UNIX seqpacket socket (pair), or, for the refusal, a file.
+printf '#!/usr/bin/env python3\nimport os, socket, sys\na, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)\nos.dup2(b.fileno(), 4)\nos.set_inheritable(4, True)\nos.execv("%s", ["pppd"] + sys.argv[1:])\n' "$pppd" >"$tmp/pppd-pair"
+printf '#!/bin/sh\nexec "%s" "$@" 4</dev/null\n' "$pppd" >"$tmp/pppd-file"
+chmod +x "$tmp/pppd-pair" "$tmp/pppd-file"
+real=$pppd
+pppd=$tmp/pppd-pair
+expect "the report channel's option is taken by pppd" 0 'pppd version' -- \
+	plugin "$so" pptpd-report-fd 4 pptpd-call 7 --version
+pppd=$tmp/pppd-file
+expect "a report channel that is not a seqpacket socket: exit 2" 2 \
+	'pptpd-report-fd 4: not a UNIX seqpacket socket' -- \
+	plugin "$so" pptpd-report-fd 4 pptpd-call 7 --version
+pppd=$real
 expect "unknown option still rejected" 2 'unrecognized option' -- \
 	plugin "$so" pptpd-bogus --version
 

@@ -91,13 +91,15 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
 	}
 	argv[argc++] = "remotenumber";
 	argv[argc++] = cl;
-	if (in->report_path != NULL || in->kernel) {
+	if (in->reports || in->kernel) {
 		argv[argc++] = "plugin";
 		argv[argc++] = conf->plugin;
 	}
-	if (in->report_path != NULL) {
-		argv[argc++] = "pptpd-report";
-		argv[argc++] = (char *)in->report_path;
+	if (in->reports) {
+		argv[argc++] = "pptpd-report-fd";
+		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%d",
+		    FACTS_PPPD_FD)) == NULL)
+			return -1;
 		argv[argc++] = "pptpd-call";
 		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%u", in->call_id)) == NULL)
 			return -1;
@@ -166,46 +168,86 @@ call_pick_id(struct server *s, uint16_t *id)
 	return -1;
 }
 
+/* In the child: the kernel path's channel socket becomes CALL_KERNEL_FD
+ * and the plugin's report channel FACTS_PPPD_FD (-1: none), close-on-exec
+ * cleared (dup2 clears it on the copy); every other descriptor above
+ * stderr is closed, so nothing else of ours leaks into pppd. Both are
+ * first copied above either place, so putting one where it belongs never
+ * closes the other before it has been moved. */
+static int
+call_child_fds(int sock, int report)
+{
+	_Static_assert(CALL_KERNEL_FD < FACTS_PPPD_FD &&
+	    FACTS_PPPD_FD < CALL_CHILD_FD_SPARE, "places below the spare range");
+	int k = sock < 0 ? -1 : fcntl(sock, F_DUPFD, CALL_CHILD_FD_SPARE);
+	int r = report < 0 ? -1 : fcntl(report, F_DUPFD, CALL_CHILD_FD_SPARE);
+	if ((sock >= 0 && k < 0) || (report >= 0 && r < 0))
+		return -1;
+	if (k < 0)
+		close(CALL_KERNEL_FD);
+	else if (dup2(k, CALL_KERNEL_FD) < 0)
+		return -1;
+	if (r < 0)
+		close(FACTS_PPPD_FD);
+	else if (dup2(r, FACTS_PPPD_FD) < 0)
+		return -1;
+	close_range(FACTS_PPPD_FD + 1, ~0U, 0);
+	return 0;
+}
+
 /* In the child: the pty slave becomes pppd's controlling terminal and its
- * stdin/stdout; nothing else of ours leaks into it. */
+ * stdin/stdout. */
 static void __attribute__((noreturn))
-call_exec_pppd(int slave, char **argv)
+call_exec_pppd(int slave, int report, char **argv)
 {
 	loop_child_reset();
 	/* systemd's notify socket is ours alone (NotifyAccess=main). */
 	unsetenv("NOTIFY_SOCKET");
 	setsid();
 	ioctl(slave, TIOCSCTTY, 0);
-	if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0)
+	if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0 ||
+	    call_child_fds(-1, report) < 0)
 		_exit(127);
-	if (slave > STDERR_FILENO)
-		close(slave);
-	close_range(STDERR_FILENO + 1, ~0U, 0);
 	execv(argv[0], argv);
 	_exit(127);
 }
 
 /* The kernel path: no pty. stdin and stdout are /dev/null, so nothing of
- * ours is read or written by mistake; the call's PPTP socket is
- * CALL_KERNEL_FD, and the only descriptor of ours pppd keeps. */
+ * ours is read or written by mistake. */
 static void __attribute__((noreturn))
-call_exec_pppd_kernel(int sock, char **argv)
+call_exec_pppd_kernel(int sock, int report, char **argv)
 {
 	loop_child_reset();
 	unsetenv("NOTIFY_SOCKET");
 	setsid();
 	int null = open("/dev/null", O_RDWR);
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
-	    dup2(null, STDOUT_FILENO) < 0)
+	    dup2(null, STDOUT_FILENO) < 0 || call_child_fds(sock, report) < 0)
 		_exit(127);
-	/* dup2 clears close-on-exec on the copy; a socket already there
-	 * needs it cleared by hand. */
-	if (sock == CALL_KERNEL_FD ? fcntl(sock, F_SETFD, 0) < 0 :
-	    dup2(sock, CALL_KERNEL_FD) < 0)
-		_exit(127);
-	close_range(CALL_KERNEL_FD + 1, ~0U, 0);
 	execv(argv[0], argv);
 	_exit(127);
+}
+
+static void
+call_facts_report(void *arg, const char *data, size_t len)
+{
+	call_report(arg, data, len);
+}
+
+/* The plugin's report channel, unless pppd runs without the plugin:
+ * *pppd_fd is pppd's end (-1: none). */
+static int
+call_facts_open(struct call *c, int *pppd_fd, const char **reason)
+{
+	*pppd_fd = -1;
+	if (c->srv->conf->noplugin)
+		return 0;
+	if (facts_open(&c->facts, c->srv->loop, call_facts_report, c,
+	    pppd_fd) < 0) {
+		*reason = "cannot open the plugin's report channel";
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -214,21 +256,26 @@ call_spawn_kernel(struct call *c, const struct conf *conf,
 {
 	char *argv[CALL_ARGV_MAX];
 	char buf[256];
+	int report;
 	struct call_argv_in in = { .local = c->local_ip, .remote = c->remote_ip,
-		.client = c->peer, .call_id = c->id,
-		.report_path = c->srv->facts.fd >= 0 ? c->srv->facts.path : NULL,
+		.client = c->peer, .call_id = c->id, .reports = !conf->noplugin,
 		.kernel = 1, .peer_call_id = c->peer_id, .self = self };
 	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
 		*reason = "pppd arguments too long";
 		return -1;
 	}
+	if (call_facts_open(c, &report, reason) < 0)
+		return -1;
 	pid_t pid = fork();
+	if (pid == 0)
+		call_exec_pppd_kernel(sock, report, argv);
+	if (report >= 0)
+		close(report);
 	if (pid < 0) {
+		facts_close(&c->facts);
 		*reason = "cannot fork";
 		return -1;
 	}
-	if (pid == 0)
-		call_exec_pppd_kernel(sock, argv);
 	c->pid = pid;
 	return 0;
 }
@@ -236,7 +283,7 @@ call_spawn_kernel(struct call *c, const struct conf *conf,
 static int
 call_spawn(struct call *c, const struct conf *conf, const char **reason)
 {
-	int master, slave;
+	int master, slave, report;
 	struct termios tio;
 	char *argv[CALL_ARGV_MAX];
 	char buf[256];
@@ -248,19 +295,23 @@ call_spawn(struct call *c, const struct conf *conf, const char **reason)
 		return -1;
 	}
 	struct call_argv_in in = { .local = c->local_ip, .remote = c->remote_ip,
-		.client = c->peer, .call_id = c->id,
-		.report_path = c->srv->facts.fd >= 0 ? c->srv->facts.path : NULL };
+		.client = c->peer, .call_id = c->id, .reports = !conf->noplugin };
 	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
 		*reason = "pppd arguments too long";
 		goto fail;
 	}
+	if (call_facts_open(c, &report, reason) < 0)
+		goto fail;
 	pid_t pid = fork();
+	if (pid == 0)
+		call_exec_pppd(slave, report, argv);
+	if (report >= 0)
+		close(report);
 	if (pid < 0) {
+		facts_close(&c->facts);
 		*reason = "cannot fork";
 		goto fail;
 	}
-	if (pid == 0)
-		call_exec_pppd(slave, argv);
 	close(slave);
 	fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
 	fcntl(master, F_SETFD, FD_CLOEXEC);
@@ -403,6 +454,7 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 	c->peer_id = ocrq->u.ocrq.call_id;
 	c->pty = -1;
 	c->pty_lf.fd = -1;
+	facts_init(&c->facts);
 	if (call_pick_id(s, &c->id) < 0) {
 		*reason = "no free Call ID";
 		goto fail;
@@ -470,6 +522,7 @@ call_finish(struct call *c)
 	loop_timer_cancel(s->loop, &c->kill_timer);
 	loop_timer_cancel(s->loop, &c->end_timer);
 	loop_timer_cancel(s->loop, &c->hold_timer);
+	facts_close(&c->facts);
 	call_setup_done(c);
 	if (s->pool != NULL && c->remote_ip.s_addr != INADDR_ANY)
 		pool_release(s->pool, c->remote_ip);
@@ -498,6 +551,7 @@ call_destroy(struct call *c)
 	gre_call_free(c->gre);
 	if (c->pty >= 0)
 		close(c->pty);
+	facts_close(&c->facts);
 	free(c);
 }
 
@@ -601,6 +655,12 @@ call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
 	kill(c->pid, SIGTERM);
 	loop_timer_set(c->srv->loop, &c->end_timer, CALL_HANGUP_MS,
 	    call_hangup_timeout, c);
+}
+
+void
+call_exited(struct call *c)
+{
+	facts_drain(&c->facts);
 }
 
 void
@@ -768,25 +828,26 @@ call_log_session(struct call *c, const struct report_msg *m)
 	}
 }
 
+/* Only the call's own pppd holds the other end of its channel; a report
+ * naming another call is a confused plugin, and not believed. */
 void
-call_report(struct server *s, const char *data, size_t len, pid_t pid)
+call_report(struct call *c, const char *data, size_t len)
 {
+	struct server *s = c->srv;
 	struct report_msg m;
 	const char *why = NULL;
 	uint64_t id;
-	struct call *c = NULL;
 
 	if (report_parse(&m, data, len, &why) < 0)
 		;
-	else if (report_get_u64(&m, "call", &id) < 0 || id > UINT16_MAX)
+	else if (report_get_u64(&m, "call", &id) < 0)
 		why = "no call id";
-	else if ((c = server_call_by_id(s, (uint16_t)id)) == NULL)
-		why = "no such call";
-	else if (pid == 0 || c->pid != pid)
-		why = "not sent by that call's pppd";
+	else if (id != c->id)
+		why = "names another call";
 	if (why != NULL) {
 		log_rl(&s->rl_input, loop_now(s->loop), LOG_WARNING,
-		    "plugin report from pid %d dropped: %s", (int)pid, why);
+		    "call %u/%u: report of pppd %d dropped: %s", c->id, c->peer_id,
+		    (int)c->pid, why);
 		return;
 	}
 	/* Values are decoded: a user name may hold a newline or an escape

@@ -9,6 +9,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "facts.h"
 #include "loop.h"
 #include "seq.h"
 
@@ -42,8 +43,11 @@ struct conf;
 #define CALL_PTY_HOLD_MS    2000
 #define CALL_ARGV_MAX       40
 /* pppd's descriptor for the call's PPTP socket on the kernel path: the
- * first after stdin, stdout and stderr. */
+ * first after stdin, stdout and stderr (FACTS_PPPD_FD is the next). */
 #define CALL_KERNEL_FD      3
+/* In the child, descriptors are copied this high before they are put in
+ * their places: above every place. */
+#define CALL_CHILD_FD_SPARE 16
 
 enum call_state {
 	CALL_ACTIVE,     /* pppd running, frames flowing */
@@ -77,7 +81,8 @@ struct call {
 	char              hangup_reason[64];
 	struct gre_call  *gre;         /* NULL on the kernel path */
 	uint64_t          started_ms;
-	/* What the pppd plugin reported (facts.c), for the session log. */
+	struct facts      facts;       /* the plugin's reports (facts.h) */
+	/* What the pppd plugin reported, for the session log. */
 	char              user[64];
 	char              mppe[8];      /* "none", "40", "128"; "" unknown */
 	int               stateless;    /* MPPE stateless: 1, stateful: 0, -1 unknown */
@@ -111,6 +116,10 @@ int  call_is_live(const struct call *c);
 /* At exit: free a call whatever its state (pppd is not waited for). */
 void call_destroy(struct call *c);
 
+/* pppd has exited and is not reaped yet (its pid is still taken): read
+ * what it reported before it went ("down" with the session's counters,
+ * "exit"), which may still wait behind the SIGCHLD. */
+void call_exited(struct call *c);
 /* pppd was reaped with wait status `status`. */
 void call_reaped(struct call *c, int status);
 
@@ -125,7 +134,7 @@ void call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm);
 struct call_argv_in {
 	struct in_addr local, remote, client;
 	uint16_t       call_id;
-	const char    *report_path;   /* NULL: no reports */
+	int            reports;       /* the plugin reports on FACTS_PPPD_FD */
 	/* The kernel path: pppd gets no pty (nor Poptop's speed), stays in
 	 * the foreground, and the plugin takes the channel socket pptpd
 	 * opened from these (inherited as CALL_KERNEL_FD). */
@@ -136,7 +145,7 @@ struct call_argv_in {
 int call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
     char *argv[CALL_ARGV_MAX], char *buf, size_t buflen);
 
-/* A datagram from the pppd plugin, sent by process `pid`. */
-void call_report(struct server *s, const char *data, size_t len, pid_t pid);
+/* A report from the call's pppd plugin (on its own channel, facts.h). */
+void call_report(struct call *c, const char *data, size_t len);
 
 #endif

@@ -720,6 +720,36 @@ ctl_path_live(const struct sockaddr_un *sun)
 	return live;
 }
 
+/* Only root may enter the directory: nobody else can even try to reach the
+ * control socket, or replace it. One that anybody else could enter or that
+ * is not ours (or not a directory: a symbolic link) is refused, not
+ * repaired: we did not make it so and cannot tell what was done in it. */
+static int
+ctl_dir_check(char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (mkdir(CTL_DIR, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", CTL_DIR, strerror(errno));
+		return -1;
+	}
+	if (lstat(CTL_DIR, &st) < 0)
+		snprintf(err, errlen, "%s: %s", CTL_DIR, strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "%s is not a directory (a symbolic link?): "
+		    "refused; remove it", CTL_DIR);
+	else if (st.st_uid != geteuid())
+		snprintf(err, errlen, "%s is owned by uid %u, not %u: refused",
+		    CTL_DIR, (unsigned)st.st_uid, (unsigned)geteuid());
+	else if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0)
+		snprintf(err, errlen, "%s has mode %04o: refused; group and others "
+		    "must have no access (chmod 0700 %s)", CTL_DIR,
+		    (unsigned)(st.st_mode & 07777), CTL_DIR);
+	else
+		return 0;
+	return -1;
+}
+
 int
 ctl_open(struct ctl *c, struct server *s, char *err, size_t errlen)
 {
@@ -732,7 +762,7 @@ ctl_open(struct ctl *c, struct server *s, char *err, size_t errlen)
 	TAILQ_INIT(&c->conns);
 	ratelimit_init(&c->rl, CTL_RL_BURST, LOG_RL_PERIOD_MS);
 	ratelimit_init(&c->rl_kill, CTL_RL_KILL, LOG_RL_PERIOD_MS);
-	if (facts_dir_check(err, errlen) < 0)
+	if (ctl_dir_check(err, errlen) < 0)
 		return -1;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", CTL_SOCK_PATH);
 	if (ctl_path_live(&sun)) {

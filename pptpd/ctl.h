@@ -1,5 +1,5 @@
 /* The control socket: pptpctl(8) asks a running daemon for its status and
- * sessions, or to hang up a session. A UNIX stream socket in FACTS_DIR
+ * sessions, or to hang up a session. A UNIX stream socket in CTL_DIR
  * (root only: the directory is 0700, the socket 0600, and the peer's
  * SO_PEERCRED uid must be 0). One exchange per connection:
  *
@@ -10,9 +10,9 @@
 #ifndef PPTPD_CTL_H
 #define PPTPD_CTL_H
 
-#include "facts.h"
-
-#define CTL_SOCK_PATH  FACTS_DIR "/ctl.sock"
+/* pptpd's run-time directory: root's alone (0700), created if missing. */
+#define CTL_DIR        "/run/pptpd"
+#define CTL_SOCK_PATH  CTL_DIR "/ctl.sock"
 #define CTL_REQ_MAX    256
 
 /* The CODE of an error answer; pptpctl maps each to its exit status. */
@@ -49,7 +49,7 @@ struct ctl {
 	struct ratelimit rl_kill;
 };
 
-/* Bind CTL_SOCK_PATH (FACTS_DIR checked as facts_open does). Refused when
+/* Bind CTL_SOCK_PATH (CTL_DIR created or checked first). Refused when
  * another daemon answers on it: two would take each other's socket. */
 int  ctl_open(struct ctl *c, struct server *s, char *err, size_t errlen);
 /* Also ends every exchange under way. */

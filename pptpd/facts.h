@@ -1,35 +1,48 @@
-/* Session facts from the pptpd-policy pppd plugin: one UNIX datagram
- * socket for the daemon, one datagram per session event (plugin/report.h is
- * the contract). Only datagrams whose sender is the pppd we started for the
- * call they name are believed. */
+/* Session facts from the pptpd-policy pppd plugin (plugin/report.h is the
+ * contract): one report channel per call, a SOCK_SEQPACKET socketpair.
+ * pppd inherits one end as FACTS_PPPD_FD (pptpd-report-fd) and the plugin
+ * sends each report on it as one message; pptpd reads the other end.
+ *
+ * Why a pair per call and not one socket every pppd sends to: a UNIX
+ * datagram socket queues at most net.unix.max_dgram_qlen datagrams (10 by
+ * default) from all its senders together, and when hundreds of pppd
+ * reported their session's end at once the rest were refused with EAGAIN
+ * (713 reports lost in one 600-session teardown). The two ends of a pair
+ * are each other's peer, and the kernel applies no such count between
+ * peers: a pppd's reports are limited only by its own send buffer. And
+ * only the call's own pppd holds the other end, so whatever arrives on it
+ * is that call's. */
 #ifndef PPTPD_FACTS_H
 #define PPTPD_FACTS_H
 
-#include <sys/un.h>
+#include <stddef.h>
 
 #include "loop.h"
 
-struct server;
+/* pppd's descriptor for its end: after the kernel path's channel socket
+ * (CALL_KERNEL_FD, 3), the same on both data paths. */
+#define FACTS_PPPD_FD 4
 
-#define FACTS_DIR "/run/pptpd"
+/* One whole report, as it arrived. */
+typedef void (*facts_fn)(void *arg, const char *data, size_t len);
 
 struct facts {
-	struct server *srv;
-	int            fd;
+	struct loop   *loop;
+	int            fd;       /* -1: closed (pppd closed its end, or never opened) */
 	struct loop_fd lf;
-	char           path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	facts_fn       fn;
+	void          *arg;
 };
 
-/* Creates FACTS_DIR (0700) or checks that an existing one is a directory
- * of ours that nobody else may enter (the control socket lives there too). */
-int  facts_dir_check(char *err, size_t errlen);
-/* Creates FACTS_DIR (0700) or checks that an existing one is a directory
- * of ours that nobody else may enter, then binds report.PID.sock in it. */
-int  facts_open(struct facts *f, struct server *s, char *err, size_t errlen);
-/* After daemon(): rename the socket after the process's pid now (the one
- * pppd's plugin is told, and the one in the pid file). */
-int  facts_rename(struct facts *f, char *err, size_t errlen);
-/* Handle every report waiting in the socket now. */
+/* Marks f closed; facts_close is then a no-op. */
+void facts_init(struct facts *f);
+/* Open the pair and watch our end. *pppd_fd is pppd's end, close-on-exec:
+ * the child moves it to FACTS_PPPD_FD, the parent closes it after fork.
+ * -1 with errno set on failure (nothing left open). */
+int  facts_open(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
+    int *pppd_fd);
+/* Hand every report waiting on our end to fn now (pppd has exited: what it
+ * sent before is all there). */
 void facts_drain(struct facts *f);
 void facts_close(struct facts *f);
 

@@ -28,11 +28,12 @@
 #define EXIT_FAIL   1
 #define EXIT_CONFIG 2
 
-/* Descriptors: every control connection holds its socket and the pty of its
- * one call; the rest is a fixed set (stdio, epoll, signalfd, the GRE socket,
- * the listener and its spare, the report socket, the pid file, syslog, the
- * pty slave while pppd is being started) with room to spare. */
-#define FDS_PER_CONNECTION 2
+/* Descriptors: every control connection holds its socket, and the pty and
+ * the report channel of its one call; the rest is a fixed set (stdio,
+ * epoll, signalfd, the GRE socket, the listener and its spare, the control
+ * socket, the pid file, syslog, the pty slave and pppd's end of the report
+ * channel while pppd is being started) with room to spare. */
+#define FDS_PER_CONNECTION 3
 #define FDS_FIXED          16
 
 #define PIDFILE_MAX 32      /* bytes of a pid file worth reading */
@@ -382,9 +383,7 @@ run(struct conf *conf, const struct opts *o)
 		if (pid_fd >= 0 && pidfile_write(pid_fd) < 0)
 			log_msg(LOG_WARNING, "cannot write pid file %s: %s", pidfile,
 			    strerror(errno));
-		if (facts_rename(&s->facts, err, sizeof(err)) < 0)
-			reason = err;
-		else if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])),
+		if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])),
 		    on_signal, s) < 0) {
 			snprintf(err, sizeof(err), "cannot set up signals: %s", strerror(errno));
 			reason = err;

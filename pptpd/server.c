@@ -268,7 +268,6 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->listen_fd = -1;
 	s->listen_lf.fd = -1;
 	s->spare_fd = -1;
-	s->facts.fd = -1;
 	s->ctl.fd = -1;
 	s->started_ms = loop_now(loop);
 	s->gre_lf.fd = -1;
@@ -316,17 +315,12 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		log_msg(LOG_WARNING, "gre: cannot filter the raw socket on the "
 		    "kernel data path (%s): it drops the kernel's copies itself",
 		    strerror(errno));
-	s->facts.fd = -1;
-	if (!conf->noplugin) {
-		/* Fail now, not at every call: pppd would refuse to start. */
-		if (access(conf->plugin, R_OK) < 0) {
-			snprintf(err, errlen, "pppd plugin %s: %s (set 'plugin PATH', or "
-			    "'noplugin' to run pppd without it)", conf->plugin,
-			    strerror(errno));
-			goto fail;
-		}
-		if (facts_open(&s->facts, s, err, errlen) < 0)
-			goto fail;
+	/* Fail now, not at every call: pppd would refuse to start. */
+	if (!conf->noplugin && access(conf->plugin, R_OK) < 0) {
+		snprintf(err, errlen, "pppd plugin %s: %s (set 'plugin PATH', or "
+		    "'noplugin' to run pppd without it)", conf->plugin,
+		    strerror(errno));
+		goto fail;
 	}
 	if (ctl_open(&s->ctl, s, err, errlen) < 0)
 		goto fail;
@@ -423,15 +417,22 @@ void
 server_reap(struct server *s)
 {
 	int status;
-	pid_t pid;
+	siginfo_t si;
 	/* pppd sends its last reports ("down" with the session's counters,
-	 * "exit") before it exits, but the SIGCHLD can be handled first: when
-	 * another child's exit was already pending, the signal's descriptor
-	 * is ahead of the report socket in the loop's ready list. Reaping
-	 * frees the call, so its reports are read first. */
-	facts_drain(&s->facts);
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		struct call *c = server_call_by_pid(s, pid);
+	 * "exit") before it exits, but the SIGCHLD can be handled before its
+	 * report channel: reaping frees the call. So each exited child is
+	 * only looked at first (WNOWAIT), its reports are read while its pid
+	 * is still taken, and then it is reaped. */
+	for (;;) {
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+		    si.si_pid == 0)
+			return;
+		struct call *c = server_call_by_pid(s, si.si_pid);
+		if (c != NULL)
+			call_exited(c);
+		if (waitpid(si.si_pid, &status, 0) < 0)
+			return;
 		if (c != NULL)
 			call_reaped(c, status);
 	}
@@ -496,7 +497,6 @@ server_free(struct server *s)
 	if (s->spare_fd >= 0)
 		close(s->spare_fd);
 	loop_timer_cancel(s->loop, &s->listen_pause);
-	facts_close(&s->facts);
 	ctl_close(&s->ctl);
 	/* Left after a forced stop: their pppd was killed, not reaped. */
 	struct call *call;

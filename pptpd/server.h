@@ -10,7 +10,6 @@
 
 #include "conf.h"
 #include "ctl.h"
-#include "facts.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -36,7 +35,6 @@ struct server {
 	struct pool       *pool;
 	struct gre_engine *gre;
 	struct loop_fd     gre_lf;
-	struct facts       facts;      /* reports of the pppd plugin */
 	struct ctl         ctl;        /* pptpctl's socket */
 	uint64_t           started_ms;
 	int                listen_fd;

@@ -70,7 +70,7 @@ EOF
 
 # Poptop (pptpd v1.x) knows nothing of the plugin: its pppd options file
 # loads it, and the reports go to a socket of ours.  Our pptpd passes the
-# plugin, its report socket and the peers file to every pppd itself
+# plugin, the call's report channel and the peers file to every pppd itself
 # (pptpd.conf: plugin, peers, logwtmp) and logs what the plugin reports.
 reports=$E2E_DIR/reports
 : >"$reports"
