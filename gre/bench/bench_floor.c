@@ -23,6 +23,18 @@
  *           our "pppd" as its ppp binary and a connected raw GRE socket;
  *           its CPU is its process's (clock_getcpuclockid), pppd's not
  *           included.
+ *   null    (-N) the floor of any userspace data path on a pty: a thread
+ *           like the engine's, with the same kind of epoll loop and pty
+ *           read size, that hands bytes on unparsed. Toward GRE each pty
+ *           read goes out as the payload of one GRE packet with a fixed
+ *           header (no HDLC decoding, FCS or sequence numbers), the peer
+ *           counting frames by their flags; toward pppd the peer sends
+ *           frames already HDLC-encoded (with ACCM 0, the fewest octets
+ *           any data path can write) and each batch received goes to the
+ *           pty in one write, each packet's payload as it came. Its CPU
+ *           is that thread's, like the engine's. What it cannot avoid -
+ *           the wake-ups, the pty, the socket - every userspace data path
+ *           on a pty pays too.
  *
  * Each run starts with an LCP exchange through the data path: pppd sends
  * a Configure-Request with ACCM 0 (what pppd asks by default), the peer
@@ -53,6 +65,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -69,10 +82,14 @@
 #define F_PEER_ID    0x3001
 #define F_FRAME      1400
 #define F_PEER_BATCH 8
+/* Largest IPv4 datagram: the null path's packets can be that big. */
+#define F_DGRAM_MAX  65535
 #define F_IDLE_MS    300
 #define F_POPTOP     "/usr/sbin/pptpctrl"
 #define F_CTRL_PORT  17230
-#define F_MAX_RUNS   64
+#define F_MAX_RUNS   120
+/* An epoll wait's bound, so a data path thread sees its stop flag. */
+#define F_POLL_MS    10
 
 /* PPP and LCP values the stand-ins use */
 #define PPP_LCP        0xc021
@@ -81,6 +98,16 @@
 #define LCP_CONFREQ    1
 #define LCP_CONFACK    2
 #define LCP_OPT_ACCM   2
+/* Async control character maps (RFC 1662 7.1): LCP itself goes out with
+ * every control character escaped; data after pppd's ACCM 0 is acked. */
+#define ACCM_ALL       0xffffffffu
+#define ACCM_NONE      0u
+
+/* IPv4 as a raw socket delivers it: IHL is the low nibble of the first
+ * octet, in 32-bit words. */
+#define IPV4_IHL_MASK  0x0f
+#define IPV4_IHL_UNIT  4
+#define IPV4_HDR_MAX   60
 
 /* PPTP control messages (RFC 2637 2.1, 2.7, 2.8) */
 #define PPTP_MAGIC     0x1a2b3c4d
@@ -91,6 +118,7 @@
 #define PPTP_OCRQ_LEN  168
 #define PPTP_OCRP_LEN  32
 
+enum path { P_ENGINE, P_POPTOP, P_NULL, P__COUNT };
 enum phase { PH_WAIT, PH_HANDSHAKE, PH_WRITE, PH_READ, PH_QUIT };
 enum pstate { ST_NONE, ST_READY, ST_SHAKEN, ST_FAILED };
 
@@ -102,7 +130,8 @@ struct shm {
 };
 
 static struct {
-	const char *impl;       /* "engine" or "poptop" */
+	const char *impl;       /* the data path's name in the output */
+	enum path path;
 	struct shm *shm;
 	char shm_path[64];
 	pid_t pppd, ctrl;       /* stand-in pppd; pptpctrl */
@@ -117,6 +146,7 @@ static struct {
 	pthread_t eng_thread;
 	atomic_int stop_engine, stop_io;
 	atomic_uint_fast64_t peer_sent, peer_received;
+	struct hdlc_decoder peer_dec;   /* the peer unframes the null path's */
 	uint64_t rate, count;
 	clockid_t cpu;
 } F;
@@ -260,7 +290,7 @@ static void pppd_handshake(struct shm *s, int in, int out)
 	memset(&rx, 0, sizeof(rx));
 	hdlc_decoder_init(&rx.d);
 	/* pppd's first LCP goes out with every control character escaped */
-	if (pppd_send(out, f, lcp_frame(f, LCP_CONFREQ, 1), 0xffffffff) < 0)
+	if (pppd_send(out, f, lcp_frame(f, LCP_CONFREQ, 1), ACCM_ALL) < 0)
 		exit(1);
 	while (!rx.got_ack && mono_ms() - t0 < 3000)
 		pppd_read_some(in, &rx, 20);
@@ -268,7 +298,7 @@ static void pppd_handshake(struct shm *s, int in, int out)
 		atomic_store(&s->state, ST_FAILED);
 		return;
 	}
-	pppd_send(out, ipcp, sizeof(ipcp), 0);
+	pppd_send(out, ipcp, sizeof(ipcp), ACCM_NONE);
 	atomic_store(&s->state, ST_SHAKEN);
 }
 
@@ -276,7 +306,7 @@ static void pppd_handshake(struct shm *s, int in, int out)
 static void pppd_write(struct shm *s, int out)
 {
 	uint8_t enc[HDLC_ENCODED_MAX(F_FRAME)];
-	size_t n = hdlc_encode(payload, F_FRAME, 0, enc, sizeof(enc));
+	size_t n = hdlc_encode(payload, F_FRAME, ACCM_NONE, enc, sizeof(enc));
 	uint64_t t0 = ns(CLOCK_MONOTONIC);
 
 	for (uint64_t done = 0; done < s->count; done++) {
@@ -499,6 +529,179 @@ static void engine_teardown(void)
 	close(F.efd);
 }
 
+/* ---- the null data path: bytes through, unparsed ---- */
+
+/* The engine's pty read size (GRE_PTY_READ), less room for the IPv4 and
+ * GRE headers so a full read still fits one datagram (most pty reads
+ * return under 4096 octets; seen up to 13 KiB on Linux 6.18). */
+#define N_PTY_READ   (F_DGRAM_MAX - IPV4_HDR_MAX - GRE_HDR_MAX)
+/* Reads per readiness and datagrams per recvmmsg, as the engine's
+ * GRE_PTY_READS and GRE_RX_BATCH. */
+#define N_PTY_READS  4
+#define N_RX_BATCH   32
+/* IPv4 header with options, the peer's GRE header, an encoded frame. */
+#define N_RX_BUFSZ   (IPV4_HDR_MAX + GRE_HDR_MAX + HDLC_ENCODED_MAX(F_FRAME))
+
+static struct {
+	int gre;                /* raw GRE socket, connected to the peer */
+	size_t hdr;             /* GRE header of a data packet, no ack */
+	uint8_t tx[GRE_HDR_MAX + N_PTY_READ];
+	uint8_t rx[N_RX_BATCH][N_RX_BUFSZ];
+	struct iovec rx_iov[N_RX_BATCH];
+	struct mmsghdr rx_msg[N_RX_BATCH];
+} N;
+
+static size_t ipv4_hdr_len(const uint8_t *ip)
+{
+	return (size_t)(ip[0] & IPV4_IHL_MASK) * IPV4_IHL_UNIT;
+}
+
+static void null_pty_gone(void)
+{
+	epoll_ctl(F.efd, EPOLL_CTL_DEL, F.pty, NULL);
+}
+
+/* Toward GRE: what one read returns is one packet's payload, read in
+ * place behind its header. The header differs from packet to packet only
+ * in the payload length: the sequence number stays 0. */
+static void null_pty_input(void)
+{
+	for (int i = 0; i < N_PTY_READS; i++) {
+		ssize_t n = read(F.pty, N.tx + N.hdr, N_PTY_READ);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			null_pty_gone();
+			return;
+		}
+		gre_packet_build(N.tx, F_PEER_ID, (uint16_t)n, 1, 0, 0, 0);
+		send(N.gre, N.tx, N.hdr + (size_t)n, 0);
+		if (n < N_PTY_READ)
+			return;
+	}
+}
+
+/* Write all of iov, waiting for room when the pty is full: no backlog to
+ * keep and nothing dropped, so the floor has no bookkeeping. */
+static void null_pty_write(struct iovec *iov, int n)
+{
+	while (n > 0 && !atomic_load(&F.stop_engine)) {
+		ssize_t w = writev(F.pty, iov, n);
+
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = F.pty, .events = POLLOUT };
+
+			poll(&pfd, 1, F_POLL_MS);
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return;
+		for (; n > 0 && (size_t)w >= iov->iov_len; iov++, n--)
+			w -= (ssize_t)iov->iov_len;
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+}
+
+/* Toward pppd: each payload is already the HDLC line pppd reads; a
+ * batch goes to the pty in one write, as the engine writes one, straight
+ * from the receive buffers. */
+static void null_gre_input(void)
+{
+	int n;
+
+	do {
+		struct iovec iov[N_RX_BATCH];
+		int k = 0;
+
+		n = recvmmsg(N.gre, N.rx_msg, N_RX_BATCH, MSG_DONTWAIT, NULL);
+		for (int i = 0; i < n; i++) {
+			size_t off = ipv4_hdr_len(N.rx[i]) + N.hdr;
+
+			if (N.rx_msg[i].msg_len > off)
+				iov[k++] = (struct iovec){ N.rx[i] + off,
+				    N.rx_msg[i].msg_len - off };
+		}
+		null_pty_write(iov, k);
+	} while (n == N_RX_BATCH);
+}
+
+/* The engine's loop less its timers: there are none to keep. */
+static void *null_main(void *arg)
+{
+	struct epoll_event ev[8];
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "null");
+	while (!atomic_load(&F.stop_engine)) {
+		int n = epoll_wait(F.efd, ev, 8, F_POLL_MS);
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.fd == N.gre)
+				null_gre_input();
+			else if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+				null_pty_input();
+		}
+	}
+	return NULL;
+}
+
+static void null_socket(void)
+{
+	struct sockaddr_in peer = { .sin_family = AF_INET };
+
+	N.gre = raw_bound(F_ENG_IP);
+	inet_pton(AF_INET, F_PEER_IP, &peer.sin_addr);
+	if (connect(N.gre, (struct sockaddr *)&peer, sizeof(peer)) < 0)
+		fdie("connect GRE");
+	for (int i = 0; i < N_RX_BATCH; i++) {
+		N.rx_iov[i] = (struct iovec){ N.rx[i], sizeof(N.rx[i]) };
+		N.rx_msg[i].msg_hdr.msg_iov = &N.rx_iov[i];
+		N.rx_msg[i].msg_hdr.msg_iovlen = 1;
+	}
+	/* the peer's data packets have the form ours have */
+	N.hdr = gre_packet_build(N.tx, F_PEER_ID, 0, 1, 0, 0, 0);
+}
+
+static void null_setup(const char *self)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int slave;
+
+	if (openpty(&F.pty, &slave, NULL, NULL, NULL) < 0)
+		fdie("openpty");
+	F.pppd = spawn_pppd(slave, self);
+	close(slave);
+	fcntl(F.pty, F_SETFL, fcntl(F.pty, F_GETFL) | O_NONBLOCK);
+	null_socket();
+	F.gre_key = F_LOCAL_ID;
+	F.efd = epoll_create1(0);
+	ev.data.fd = N.gre;
+	epoll_ctl(F.efd, EPOLL_CTL_ADD, N.gre, &ev);
+	ev.data.fd = F.pty;
+	epoll_ctl(F.efd, EPOLL_CTL_ADD, F.pty, &ev);
+	atomic_store(&F.stop_engine, 0);
+	if (pthread_create(&F.eng_thread, NULL, null_main, NULL))
+		fdie("pthread_create");
+	pthread_getcpuclockid(F.eng_thread, &F.cpu);
+}
+
+static void null_teardown(void)
+{
+	atomic_store(&F.stop_engine, 1);
+	pthread_join(F.eng_thread, NULL);
+	close(N.gre);
+	close(F.pty);
+	close(F.efd);
+}
+
 /* ---- Poptop's pptpctrl as the data path ---- */
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -612,18 +815,62 @@ static void poptop_teardown(void)
 
 /* ---- the peer's GRE ---- */
 
-static void peer_send(const uint8_t *frame, size_t len)
+/* One GRE data packet carrying `len` octets as they are. */
+static void peer_send_raw(const uint8_t *data, size_t len)
 {
-	uint8_t pkt[GRE_HDR_MAX + F_FRAME];
+	uint8_t pkt[GRE_HDR_MAX + HDLC_ENCODED_MAX(F_FRAME)];
 	struct sockaddr_in to = { .sin_family = AF_INET };
 	size_t h = gre_packet_build(pkt, F.gre_key, (uint16_t)len, 1,
 	    F.peer_seq++, 0, 0);
 
 	inet_pton(AF_INET, F_ENG_IP, &to.sin_addr);
-	memcpy(pkt + h, frame, len);
+	memcpy(pkt + h, data, len);
 	if (sendto(F.peer, pkt, h + len, 0, (struct sockaddr *)&to,
 	    sizeof(to)) < 0)
 		fdie("sendto");
+}
+
+/* The null path writes what it gets to the pty, so for it the peer sends
+ * the line pppd reads: the frame HDLC-encoded. */
+static size_t peer_line(const uint8_t *frame, size_t len, uint32_t accm,
+    uint8_t *out)
+{
+	if (F.path != P_NULL) {
+		memcpy(out, frame, len);
+		return len;
+	}
+	return hdlc_encode(frame, len, accm, out, HDLC_ENCODED_MAX(F_FRAME));
+}
+
+static void peer_send(const uint8_t *frame, size_t len, uint32_t accm)
+{
+	uint8_t line[HDLC_ENCODED_MAX(F_FRAME)];
+
+	peer_send_raw(line, peer_line(frame, len, accm, line));
+}
+
+struct expect {
+	int (*match)(const uint8_t *, size_t);
+	int found;
+};
+
+static void expect_frame(void *arg, const uint8_t *f, size_t len)
+{
+	struct expect *x = arg;
+
+	if (x->match(f, len))
+		x->found = 1;
+}
+
+/* The null path hands on pppd's bytes as read: the peer unframes them
+ * itself, a frame possibly spanning packets. */
+static int peer_payload_matches(struct expect *x, const uint8_t *p,
+    size_t len)
+{
+	if (F.path != P_NULL)
+		return x->match(p, len);
+	hdlc_decode(&F.peer_dec, p, len, expect_frame, x);
+	return x->found;
 }
 
 /* Wait for a GRE data packet whose payload passes `match`. */
@@ -631,6 +878,7 @@ static int peer_expect(int (*match)(const uint8_t *, size_t))
 {
 	uint8_t buf[4096];
 	uint64_t t0 = mono_ms();
+	struct expect x = { match, 0 };
 
 	while (mono_ms() - t0 < 3000) {
 		struct pollfd pfd = { .fd = F.peer, .events = POLLIN };
@@ -641,7 +889,8 @@ static int peer_expect(int (*match)(const uint8_t *, size_t))
 			continue;
 		n = recv(F.peer, buf, sizeof(buf), 0);
 		if (n > 0 && gre_packet_parse_ip(buf, (size_t)n, &p) ==
-		    GRE_PARSE_OK && p.has_seq && match(p.payload, p.payload_len))
+		    GRE_PARSE_OK && p.has_seq &&
+		    peer_payload_matches(&x, p.payload, p.payload_len))
 			return 0;
 	}
 	return -1;
@@ -664,7 +913,7 @@ static void handshake(void)
 	atomic_store(&F.shm->phase, PH_HANDSHAKE);
 	if (peer_expect(match_confreq) < 0)
 		goto fail;
-	peer_send(f, lcp_frame(f, LCP_CONFACK, 1));
+	peer_send(f, lcp_frame(f, LCP_CONFACK, 1), ACCM_ALL);
 	if (peer_expect(match_ipcp) < 0)
 		goto fail;
 	wait_state(ST_SHAKEN, 3000);
@@ -677,9 +926,45 @@ fail:
 	exit(1);
 }
 
+/* Frames in the null path's packets, counted by their closing flag: a
+ * FLAG after a non-FLAG octet (hdlc_encode opens every frame with a FLAG
+ * too, so a FLAG after a FLAG opens one). `last` carries the octet before
+ * `p` from packet to packet, as a frame may span two. */
+static uint64_t frame_ends(const uint8_t *p, size_t len, uint8_t *last)
+{
+	const uint8_t *q = p, *end = p + len;
+	uint64_t n = 0;
+
+	if (!len)
+		return 0;
+	while ((q = memchr(q, HDLC_FLAG, (size_t)(end - q))) != NULL) {
+		if ((q == p ? *last : q[-1]) != HDLC_FLAG)
+			n++;
+		q++;
+	}
+	*last = end[-1];
+	return n;
+}
+
+/* Frames one received datagram delivered. */
+static uint64_t peer_frames(const uint8_t *dgram, size_t len, uint8_t *last)
+{
+	struct gre_packet p;
+	size_t off;
+
+	if (F.path == P_NULL) {
+		off = ipv4_hdr_len(dgram) + N.hdr;
+		return len > off ? frame_ends(dgram + off, len - off, last) : 0;
+	}
+	return gre_packet_parse_ip(dgram, len, &p) == GRE_PARSE_OK &&
+	    p.has_seq && p.payload_len == F_FRAME;
+}
+
 static void *peer_recv_main(void *arg)
 {
-	static uint8_t buf[F_PEER_BATCH][2048];
+	/* the null path sends a whole pty read per packet */
+	static uint8_t buf[F_PEER_BATCH][F_DGRAM_MAX];
+	uint8_t last = HDLC_FLAG;
 	struct mmsghdr msg[F_PEER_BATCH];
 	struct iovec iov[F_PEER_BATCH];
 
@@ -696,25 +981,25 @@ static void *peer_recv_main(void *arg)
 
 		if (poll(&pfd, 1, 20) > 0)
 			n = recvmmsg(F.peer, msg, F_PEER_BATCH, MSG_DONTWAIT, NULL);
-		for (int i = 0; i < n; i++) {
-			struct gre_packet p;
-
-			if (gre_packet_parse_ip(buf[i], msg[i].msg_len, &p) ==
-			    GRE_PARSE_OK && p.has_seq && p.payload_len == F_FRAME)
-				atomic_fetch_add(&F.peer_received, 1);
-		}
+		for (int i = 0; i < n; i++)
+			atomic_fetch_add(&F.peer_received,
+			    peer_frames(buf[i], msg[i].msg_len, &last));
 	}
 	return NULL;
 }
 
+/* The frame's line is made once: the peer's own cost is not measured,
+ * but on a 2-core machine it should load it no more than it must. */
 static void peer_send_loop(void)
 {
+	uint8_t line[HDLC_ENCODED_MAX(F_FRAME)];
+	size_t len = peer_line(payload, F_FRAME, ACCM_NONE, line);
 	uint64_t t0 = ns(CLOCK_MONOTONIC);
 
 	for (uint64_t done = 0; done < F.count; done++) {
 		if (done % F_PEER_BATCH == 0)
 			sleep_until(t0 + done * 1000000000ull / F.rate);
-		peer_send(payload, F_FRAME);
+		peer_send_raw(line, len);
 	}
 }
 
@@ -744,23 +1029,50 @@ static uint64_t settle(atomic_uint_fast64_t *recv, uint64_t sent)
 	return t_last;
 }
 
-static struct frun frun(const char *impl, int to_gre, const char *self)
+static void path_setup(const char *self)
+{
+	switch (F.path) {
+	case P_POPTOP:
+		poptop_setup(self);
+		break;
+	case P_NULL:
+		null_setup(self);
+		break;
+	default:
+		engine_setup(self);
+	}
+}
+
+static void path_teardown(void)
+{
+	switch (F.path) {
+	case P_POPTOP:
+		poptop_teardown();
+		break;
+	case P_NULL:
+		null_teardown();
+		break;
+	default:
+		engine_teardown();
+	}
+}
+
+static struct frun frun(enum path path, const char *impl, int to_gre,
+    const char *self)
 {
 	struct frun r = { .impl = impl, .dir = to_gre ? "toGRE" : "toPPPD" };
 	pthread_t io;
 	uint64_t c0, c1;
-	int poptop = strcmp(impl, "poptop") == 0;
 
 	memset(F.shm, 0, sizeof(*F.shm));
 	F.impl = impl;
+	F.path = path;
 	F.peer = raw_bound(F_PEER_IP);
 	F.peer_seq = 1;
+	hdlc_decoder_init(&F.peer_dec);
 	atomic_store(&F.peer_received, 0);
 	atomic_store(&F.stop_io, 0);
-	if (poptop)
-		poptop_setup(self);
-	else
-		engine_setup(self);
+	path_setup(self);
 	wait_state(ST_READY, 3000);
 	handshake();
 	F.shm->count = F.count;
@@ -790,10 +1102,7 @@ static struct frun frun(const char *impl, int to_gre, const char *self)
 	r.cpu_us = r.received ? (double)(c1 - c0) / 1e3 / (double)r.received : 0;
 	r.loss = 100.0 * (double)(r.sent - r.received) / (double)r.sent;
 	atomic_store(&F.shm->phase, PH_QUIT);
-	if (poptop)
-		poptop_teardown();
-	else
-		engine_teardown();
+	path_teardown();
 	/* every "pppd" is gone before the next run reuses the mapping (the
 	 * one pptpctrl started too: we are its subreaper) */
 	while (waitpid(-1, NULL, 0) > 0)
@@ -809,10 +1118,11 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void summary(const char *impl, const char *dir, struct frun *runs,
+/* Prints the median and spread; returns the median, 0 without runs. */
+static double summary(const char *impl, const char *dir, struct frun *runs,
     int n)
 {
-	double v[F_MAX_RUNS], loss = 0;
+	double v[F_MAX_RUNS], loss = 0, med;
 	int k = 0;
 
 	for (int i = 0; i < n; i++)
@@ -822,39 +1132,60 @@ static void summary(const char *impl, const char *dir, struct frun *runs,
 				loss = runs[i].loss;
 		}
 	if (!k)
-		return;
+		return 0;
 	qsort(v, (size_t)k, sizeof(v[0]), cmp_double);
+	med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 	printf("median %-8s %-7s %7.2f us/frame  spread %.2f..%.2f  "
-	    "runs %d  worst loss %.2f%%\n", impl, dir,
-	    k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2, v[0], v[k - 1],
+	    "runs %d  worst loss %.2f%%\n", impl, dir, med, v[0], v[k - 1],
 	    k, loss);
+	return med;
+}
+
+/* Medians per data path for one direction, then each against Poptop's. */
+static void summaries(const char *dir, const char *names[P__COUNT],
+    const int on[P__COUNT], struct frun *runs, int n)
+{
+	double med[P__COUNT] = { 0 };
+
+	for (int p = 0; p < P__COUNT; p++)
+		if (on[p])
+			med[p] = summary(names[p], dir, runs, n);
+	for (int p = 0; p < P__COUNT; p++)
+		if (p != P_POPTOP && med[p] > 0 && med[P_POPTOP] > 0)
+			printf("ratio  %-8s %-7s %7.2fx Poptop\n",
+			    names[p], dir, med[p] / med[P_POPTOP]);
 }
 
 static void floor_usage(void)
 {
 	fprintf(stderr, "usage: bench_gre -F [-n frames] [-r rate] [-k rounds] "
-	    "[-t tag] [-e]\n"
+	    "[-t tag] [-e] [-N] [-d dir]\n"
 	    "  -n  frames per run (default 40000)\n"
 	    "  -r  frames/s both ways (default 10000)\n"
-	    "  -k  rounds, each: engine and Poptop, both directions (default 5)\n"
+	    "  -k  rounds, each: engine, Poptop (and null), both directions "
+	    "(default 5)\n"
 	    "  -t  label of this engine in the output (default engine)\n"
-	    "  -e  the engine only (no Poptop)\n"
+	    "  -e  no Poptop\n"
+	    "  -N  also the null data path: pty bytes to GRE and back\n"
+	    "      unparsed, the floor of any userspace data path\n"
 	    "  -d  one direction only: toGRE or toPPPD\n");
 	exit(2);
 }
 
-int floor_main(int argc, char **argv)
-{
-	static struct frun runs[F_MAX_RUNS];
-	const char *tag = "engine";
-	char self[4096];
-	int rounds = 5, opt, nrun = 0, poptop = 1, dirs = 3;
-	ssize_t sl;
+/* Which data paths run, and under what names. */
+struct paths {
+	const char *name[P__COUNT];
+	int on[P__COUNT];
+	int dirs;               /* bit 1: toGRE, bit 0: toPPPD */
+	int rounds;
+};
 
-	F.count = 40000;
-	F.rate = 10000;
+static void floor_options(int argc, char **argv, struct paths *ps)
+{
+	int opt;
+
 	optind = 1;
-	while ((opt = getopt(argc, argv, "Fn:r:k:t:ed:")) != -1) {
+	while ((opt = getopt(argc, argv, "Fn:r:k:t:eNd:")) != -1) {
 		switch (opt) {
 		case 'F':
 			break;
@@ -865,28 +1196,80 @@ int floor_main(int argc, char **argv)
 			F.rate = strtoull(optarg, NULL, 10);
 			break;
 		case 'k':
-			rounds = atoi(optarg);
+			ps->rounds = atoi(optarg);
 			break;
 		case 't':
-			tag = optarg;
+			ps->name[P_ENGINE] = optarg;
 			break;
 		case 'e':
-			poptop = 0;
+			ps->on[P_POPTOP] = 0;
+			break;
+		case 'N':
+			ps->on[P_NULL] = 1;
 			break;
 		case 'd':
-			dirs = !strcmp(optarg, "toGRE") ? 2 :
+			ps->dirs = !strcmp(optarg, "toGRE") ? 2 :
 			    !strcmp(optarg, "toPPPD") ? 1 : 0;
 			break;
 		default:
 			floor_usage();
 		}
 	}
-	if (!dirs || !F.count || !F.rate || rounds < 1 || rounds * 4 > F_MAX_RUNS)
+}
+
+static int paths_on(const struct paths *ps)
+{
+	int n = 0;
+
+	for (int p = 0; p < P__COUNT; p++)
+		n += ps->on[p];
+	return n;
+}
+
+/* Rounds alternate the data paths, so a shared machine's load falls on
+ * all alike. */
+static int floor_rounds(const struct paths *ps, struct frun *runs,
+    const char *self)
+{
+	int nrun = 0;
+
+	for (int k = 0; k < ps->rounds; k++)
+		for (int to_gre = 1; to_gre >= 0; to_gre--)
+			for (int p = 0; p < P__COUNT; p++) {
+				struct frun r;
+
+				if (!ps->on[p] || !(ps->dirs >> to_gre & 1))
+					continue;
+				r = frun((enum path)p, ps->name[p], to_gre,
+				    self);
+				runs[nrun++] = r;
+				printf("run %-8s %-7s round %d  sent %" PRIu64
+				    " received %" PRIu64 " loss %.2f%%  "
+				    "%.2f us/frame\n", r.impl, r.dir, k + 1,
+				    r.sent, r.received, r.loss, r.cpu_us);
+				fflush(stdout);
+			}
+	return nrun;
+}
+
+int floor_main(int argc, char **argv)
+{
+	static struct frun runs[F_MAX_RUNS];
+	struct paths ps = { { "engine", "poptop", "null" }, { 1, 1, 0 }, 3, 5 };
+	char self[4096];
+	int nrun;
+	ssize_t sl;
+
+	F.count = 40000;
+	F.rate = 10000;
+	floor_options(argc, argv, &ps);
+	if (!ps.dirs || !F.count || !F.rate || ps.rounds < 1 ||
+	    ps.rounds * 2 * paths_on(&ps) > F_MAX_RUNS)
 		floor_usage();
-	if (poptop && access(F_POPTOP, X_OK) < 0) {
-		fprintf(stderr, "%s not found (package pptpd): engine only\n",
+	if (ps.on[P_POPTOP] && access(F_POPTOP, X_OK) < 0) {
+		fprintf(stderr, "%s not found (package pptpd): no Poptop\n",
 		    F_POPTOP);
-		poptop = 0;
+		ps.on[P_POPTOP] = 0;
 	}
 	if ((sl = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
 		fdie("readlink");
@@ -898,26 +1281,9 @@ int floor_main(int argc, char **argv)
 	printf("floor: %d-byte frames, %" PRIu64 " per run at %" PRIu64
 	    "/s, real pty, CPU of the data path only\n", F_FRAME, F.count,
 	    F.rate);
-	for (int k = 0; k < rounds; k++)
-		for (int to_gre = 1; to_gre >= 0; to_gre--)
-			for (int p = 0; p <= poptop && (dirs >> to_gre & 1); p++) {
-				struct frun r = frun(p ? "poptop" : "engine",
-				    to_gre, self);
-
-				if (!p)
-					r.impl = tag;
-				runs[nrun++] = r;
-				printf("run %-8s %-7s round %d  sent %" PRIu64
-				    " received %" PRIu64 " loss %.2f%%  "
-				    "%.2f us/frame\n", r.impl, r.dir, k + 1,
-				    r.sent, r.received, r.loss, r.cpu_us);
-				fflush(stdout);
-			}
-	for (int d = 0; d < 2; d++) {
-		summary(tag, d ? "toPPPD" : "toGRE", runs, nrun);
-		if (poptop)
-			summary("poptop", d ? "toPPPD" : "toGRE", runs, nrun);
-	}
+	nrun = floor_rounds(&ps, runs, self);
+	summaries("toGRE", ps.name, ps.on, runs, nrun);
+	summaries("toPPPD", ps.name, ps.on, runs, nrun);
 	unlink(F.shm_path);
 	return 0;
 }
