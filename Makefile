@@ -64,7 +64,7 @@ gre/libgre.a: $(GRE_OBJ)
 	$(AR) rcs $@ $^
 
 # pptpctl shares only the protocol of pptpd/ctl.h and common/'s headers.
-ctl/pptpctl: ctl/pptpctl.c pptpd/ctl.h pptpd/facts.h pptpd/version.h common/strclean.h .build-flags
+ctl/pptpctl: ctl/pptpctl.c pptpd/ctl.h pptpd/version.h common/strclean.h .build-flags
 	$(CC) $(ALL_CFLAGS) -o $@ ctl/pptpctl.c $(ALL_LDFLAGS)
 
 pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a common/libcommon.a

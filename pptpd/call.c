@@ -8,7 +8,8 @@
  * The address pair, the Call ID and the call's place in its connection's
  * and its client's counts are given back only once pppd has been reaped, so
  * a new call never gets an address whose ppp interface still exists, nor a
- * Call ID whose old pppd may still report on it. */
+ * Call ID whose old pppd may still hold it (the kernel path's channel
+ * socket is bound to it). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -129,8 +130,9 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
 	return argc;
 }
 
-/* Call IDs are taken until pppd is reaped, not only while GRE flows: a
- * call that is ending still gets its pppd's reports by this ID. */
+/* Call IDs are taken until pppd is reaped, not only while GRE flows: on
+ * the kernel path an ending call's pppd still holds a PPTP socket bound to
+ * this ID, and on either path its reports name it. */
 static int
 call_id_taken(const struct server *s, uint16_t id)
 {
@@ -228,23 +230,23 @@ call_exec_pppd_kernel(int sock, int report, char **argv)
 	_exit(127);
 }
 
-static void
-call_facts_report(void *arg, const char *data, size_t len)
-{
-	call_report(arg, data, len);
-}
+static void call_report(void *arg, const char *data, size_t len);
 
-/* The plugin's report channel, unless pppd runs without the plugin:
- * *pppd_fd is pppd's end (-1: none). */
+/* The plugin's report channel, when pppd is told of one (`reports`, the
+ * same flag that put pptpd-report-fd on its command line): *pppd_fd is
+ * pppd's end (-1: none). */
 static int
-call_facts_open(struct call *c, int *pppd_fd, const char **reason)
+call_facts_open(struct call *c, int reports, int *pppd_fd, const char **reason)
 {
+	static char why[96];   /* the caller logs it at once */
+
 	*pppd_fd = -1;
-	if (c->srv->conf->noplugin)
+	if (!reports)
 		return 0;
-	if (facts_open(&c->facts, c->srv->loop, call_facts_report, c,
-	    pppd_fd) < 0) {
-		*reason = "cannot open the plugin's report channel";
+	if (facts_open(&c->facts, c->srv->loop, call_report, c, pppd_fd) < 0) {
+		snprintf(why, sizeof(why), "cannot open the plugin's report "
+		    "channel: %s", strerror(errno));
+		*reason = why;
 		return -1;
 	}
 	return 0;
@@ -264,7 +266,7 @@ call_spawn_kernel(struct call *c, const struct conf *conf,
 		*reason = "pppd arguments too long";
 		return -1;
 	}
-	if (call_facts_open(c, &report, reason) < 0)
+	if (call_facts_open(c, in.reports, &report, reason) < 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0)
@@ -300,7 +302,7 @@ call_spawn(struct call *c, const struct conf *conf, const char **reason)
 		*reason = "pppd arguments too long";
 		goto fail;
 	}
-	if (call_facts_open(c, &report, reason) < 0)
+	if (call_facts_open(c, in.reports, &report, reason) < 0)
 		goto fail;
 	pid_t pid = fork();
 	if (pid == 0)
@@ -828,11 +830,13 @@ call_log_session(struct call *c, const struct report_msg *m)
 	}
 }
 
-/* Only the call's own pppd holds the other end of its channel; a report
- * naming another call is a confused plugin, and not believed. */
-void
-call_report(struct call *c, const char *data, size_t len)
+/* A report from the call's pppd plugin (a facts_fn). Only the call's own
+ * pppd holds the other end of its channel; a report naming another call
+ * is a confused plugin, and not believed. */
+static void
+call_report(void *arg, const char *data, size_t len)
 {
+	struct call *c = arg;
 	struct server *s = c->srv;
 	struct report_msg m;
 	const char *why = NULL;

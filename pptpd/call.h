@@ -145,7 +145,5 @@ struct call_argv_in {
 int call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
     char *argv[CALL_ARGV_MAX], char *buf, size_t buflen);
 
-/* A report from the call's pppd plugin (on its own channel, facts.h). */
-void call_report(struct call *c, const char *data, size_t len);
 
 #endif

@@ -1,5 +1,6 @@
 /* facts.c -- one call's report channel from the pppd plugin (facts.h). */
 #include <errno.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,22 +15,32 @@ facts_init(struct facts *f)
 	f->lf.fd = -1;
 }
 
+/* recv() returns 0 for an empty message too: only the peer's shutdown,
+ * which the socket shows once its queue is empty, ends the channel. */
+static int
+facts_peer_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+}
+
 void
 facts_drain(struct facts *f)
 {
 	while (f->fd >= 0) {
-		/* One byte more than a report may have: a longer message is
-		 * cut (MSG_TRUNC tells) and refused by the parser. */
+		/* One byte more than a report may have: a longer message
+		 * arrives cut to this size, which the parser refuses. */
 		char data[REPORT_MAX_DGRAM + 1];
 		ssize_t n = recv(f->fd, data, sizeof(data), MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		if (n <= 0) {
+		if (n < 0 || (n == 0 && facts_peer_gone(f->fd))) {
 			/* pppd closed its end (exited): nothing more comes. */
 			facts_close(f);
 			return;
 		}
-		f->fn(f->arg, data, (size_t)n);
+		if (n > 0)
+			f->fn(f->arg, data, (size_t)n);
 	}
 }
 

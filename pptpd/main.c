@@ -28,8 +28,11 @@
 #define EXIT_FAIL   1
 #define EXIT_CONFIG 2
 
-/* Descriptors: every control connection holds its socket, and the pty and
- * the report channel of its one call; the rest is a fixed set (stdio,
+/* Descriptors: every control connection holds its socket, and each of its
+ * calls a pty and a report channel (the kernel path: the channel only);
+ * sized for one call per connection, as Windows makes them (a connection
+ * with more calls takes two more each, and a call that finds none free is
+ * refused); the rest is a fixed set (stdio,
  * epoll, signalfd, the GRE socket, the listener and its spare, the control
  * socket, the pid file, syslog, the pty slave and pppd's end of the report
  * channel while pppd is being started) with room to spare. */

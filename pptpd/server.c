@@ -421,18 +421,27 @@ server_reap(struct server *s)
 	/* pppd sends its last reports ("down" with the session's counters,
 	 * "exit") before it exits, but the SIGCHLD can be handled before its
 	 * report channel: reaping frees the call. So each exited child is
-	 * only looked at first (WNOWAIT), its reports are read while its pid
-	 * is still taken, and then it is reaped. */
+	 * only looked at first (WNOWAIT) and its reports are read while it is
+	 * a zombie: a report may still make us signal that pid (a hang-up),
+	 * which must not reach a new process that got the pid. Then it is
+	 * reaped. */
 	for (;;) {
 		si.si_pid = 0;
-		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-		    si.si_pid == 0)
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+			if (errno != ECHILD)
+				log_msg(LOG_ERR, "waitid: %s", strerror(errno));
+			return;
+		}
+		if (si.si_pid == 0)
 			return;
 		struct call *c = server_call_by_pid(s, si.si_pid);
 		if (c != NULL)
 			call_exited(c);
-		if (waitpid(si.si_pid, &status, 0) < 0)
+		if (waitpid(si.si_pid, &status, 0) < 0) {
+			log_msg(LOG_ERR, "waitpid %d: %s", (int)si.si_pid,
+			    strerror(errno));
 			return;
+		}
 		if (c != NULL)
 			call_reaped(c, status);
 	}
@@ -552,8 +561,10 @@ str_differs(const char *a, const char *b)
 	return strcmp(a, b) != 0;
 }
 
-/* Keys whose sockets or files are set up once: a reload that changes one
- * is refused, so what the daemon does always matches its configuration.
+/* Keys whose sockets or files are set up once, or that chose something at
+ * startup (noplugin and datapath: the data path): a reload that changes
+ * one is refused, so what the daemon does always matches its
+ * configuration.
  * (`listen` is not one: only the TCP listener is bound to it; the GRE
  * socket is bound to no address and each call's GRE leaves from its own
  * connection's local address.) */
