@@ -490,10 +490,34 @@ static pid_t spawn_pppd(int slave, const char *self)
 	return pid;
 }
 
+/* A data path thread (the engine's or the null one): one epoll set for
+ * its socket and the pty, and its CPU clock for the figures. */
+static void path_thread_start(int sock, void *(*fn)(void *))
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	F.efd = epoll_create1(0);
+	ev.data.fd = sock;
+	epoll_ctl(F.efd, EPOLL_CTL_ADD, sock, &ev);
+	ev.data.fd = F.pty;
+	epoll_ctl(F.efd, EPOLL_CTL_ADD, F.pty, &ev);
+	atomic_store(&F.stop_engine, 0);
+	if (pthread_create(&F.eng_thread, NULL, fn, NULL))
+		fdie("pthread_create");
+	pthread_getcpuclockid(F.eng_thread, &F.cpu);
+}
+
+static void path_thread_stop(void)
+{
+	atomic_store(&F.stop_engine, 1);
+	pthread_join(F.eng_thread, NULL);
+	close(F.pty);
+	close(F.efd);
+}
+
 static void engine_setup(const char *self)
 {
 	struct in_addr eng, peer;
-	struct epoll_event ev = { .events = EPOLLIN };
 	int slave;
 
 	inet_pton(AF_INET, F_ENG_IP, &eng);
@@ -508,25 +532,14 @@ static void engine_setup(const char *self)
 		fdie("gre_call_new");
 	/* no Set-Link-Info: what LCP says is all there is to go by */
 	F.gre_key = F_LOCAL_ID;
-	F.efd = epoll_create1(0);
-	ev.data.fd = gre_engine_fd(F.e);
-	epoll_ctl(F.efd, EPOLL_CTL_ADD, ev.data.fd, &ev);
-	ev.data.fd = F.pty;
-	epoll_ctl(F.efd, EPOLL_CTL_ADD, F.pty, &ev);
-	atomic_store(&F.stop_engine, 0);
-	if (pthread_create(&F.eng_thread, NULL, eng_main, NULL))
-		fdie("pthread_create");
-	pthread_getcpuclockid(F.eng_thread, &F.cpu);
+	path_thread_start(gre_engine_fd(F.e), eng_main);
 }
 
 static void engine_teardown(void)
 {
-	atomic_store(&F.stop_engine, 1);
-	pthread_join(F.eng_thread, NULL);
+	path_thread_stop();
 	gre_call_free(F.c);
 	gre_engine_free(F.e);
-	close(F.pty);
-	close(F.efd);
 }
 
 /* ---- the null data path: bytes through, unparsed ---- */
@@ -672,7 +685,6 @@ static void null_socket(void)
 
 static void null_setup(const char *self)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	int slave;
 
 	if (openpty(&F.pty, &slave, NULL, NULL, NULL) < 0)
@@ -682,24 +694,13 @@ static void null_setup(const char *self)
 	fcntl(F.pty, F_SETFL, fcntl(F.pty, F_GETFL) | O_NONBLOCK);
 	null_socket();
 	F.gre_key = F_LOCAL_ID;
-	F.efd = epoll_create1(0);
-	ev.data.fd = N.gre;
-	epoll_ctl(F.efd, EPOLL_CTL_ADD, N.gre, &ev);
-	ev.data.fd = F.pty;
-	epoll_ctl(F.efd, EPOLL_CTL_ADD, F.pty, &ev);
-	atomic_store(&F.stop_engine, 0);
-	if (pthread_create(&F.eng_thread, NULL, null_main, NULL))
-		fdie("pthread_create");
-	pthread_getcpuclockid(F.eng_thread, &F.cpu);
+	path_thread_start(N.gre, null_main);
 }
 
 static void null_teardown(void)
 {
-	atomic_store(&F.stop_engine, 1);
-	pthread_join(F.eng_thread, NULL);
+	path_thread_stop();
 	close(N.gre);
-	close(F.pty);
-	close(F.efd);
 }
 
 /* ---- Poptop's pptpctrl as the data path ---- */
