@@ -55,6 +55,8 @@ struct ctrl {
 	int               stop_sent;
 	int               echo_outstanding;
 	uint32_t          echo_id;
+	uint16_t          ended_ids[CTRL_ENDED_IDS];   /* the peer's, a ring */
+	unsigned          nended;                      /* ever ended */
 	uint8_t           in[CTRL_INBUF_LEN];
 	size_t            inlen;
 	uint8_t           out[CTRL_OUTBUF_LEN];
@@ -373,6 +375,18 @@ ctrl_call_by_peer_id(struct ctrl *c, uint16_t peer_id)
 	return NULL;
 }
 
+/* Was `peer_id` the peer's Call ID of one of our last CTRL_ENDED_IDS calls
+ * to end? */
+static int
+ctrl_ended_recently(const struct ctrl *c, uint16_t peer_id)
+{
+	unsigned n = c->nended < CTRL_ENDED_IDS ? c->nended : CTRL_ENDED_IDS;
+	for (unsigned i = 0; i < n; i++)
+		if (c->ended_ids[i] == peer_id)
+			return 1;
+	return 0;
+}
+
 static struct call *
 ctrl_call_by_id(struct ctrl *c, uint16_t id)
 {
@@ -455,6 +469,13 @@ ctrl_on_ccrq(struct ctrl *c, const struct pptp_msg *m)
 {
 	/* CCRQ names the call by the PNS's own Call ID. */
 	struct call *call = ctrl_call_by_peer_id(c, m->u.ccrq.call_id);
+	if (call == NULL && ctrl_ended_recently(c, m->u.ccrq.call_id)) {
+		/* Our Call-Disconnect-Notify answers it already. */
+		log_msg(LOG_DEBUG, "ctrl %s: Call-Clear-Request for call %u, "
+		    "which has ended already (crossed our "
+		    "Call-Disconnect-Notify)", c->name, m->u.ccrq.call_id);
+		return;
+	}
 	if (call == NULL) {
 		ctrl_drop(c, "Call-Clear-Request", "no such call on this connection");
 		return;
@@ -644,6 +665,7 @@ void
 ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result)
 {
 	c->nlive--;
+	c->ended_ids[c->nended++ % CTRL_ENDED_IDS] = call->peer_id;
 	if (c->state != CTRL_ESTABLISHED && c->state != CTRL_STOPPING)
 		return;
 	if (result) {

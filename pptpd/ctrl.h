@@ -21,6 +21,10 @@ struct client;
 #define CTRL_STOP_REPLY_MS    3000
 #define CTRL_INBUF_LEN        1024    /* > 4 of the longest message */
 #define CTRL_OUTBUF_LEN       8192
+/* The peer's Call IDs of this connection's last calls to end: a
+ * Call-Clear-Request for one of them crossed our Call-Disconnect-Notify
+ * (a client hanging up as pppd does), which is no fault of the peer's. */
+#define CTRL_ENDED_IDS        8
 
 /* `client` is the entry of the peer's address (client.h); the connection
  * holds it until closed. */

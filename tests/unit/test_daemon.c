@@ -913,6 +913,34 @@ teardown_quiet(void **state)
 	return teardown(state);
 }
 
+/* A client that hangs up as pppd does sends its Call-Clear-Request after
+ * our Call-Disconnect-Notify: not a fault to log. One for a call the
+ * connection never had still is. */
+static void
+test_ccrq_crossing_cdn_not_logged(void **state)
+{
+	int s = pns_start();
+	struct pptp_msg r, m;
+	pns_call(s, 7, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof(cmd), "for f in %s/*.args; do p=${f##*/}; "
+	    "kill ${p%%.args}; done", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	wait_for(daemon_children, 0, 3000);   /* the call is gone */
+	pns_send_simple(s, PPTP_CCRQ, 7);
+	pns_send_simple(s, PPTP_CCRQ, 8);
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 9;
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_ECHORP, &m, REPLY_MS), 0);
+	assert_true(log_contains("Call-Clear-Request for call 7, which has "
+	    "ended already (crossed our Call-Disconnect-Notify)"));
+	assert_int_equal(log_count("Call-Clear-Request dropped"), 1);
+	close(s);
+}
+
 /* pptp-linux carries every tunnel from one host on one connection. */
 static void
 test_several_calls_per_connection(void **state)
@@ -2700,6 +2728,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_call_setup_and_clear, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pppd_exit_sends_cdn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ccrq_crossing_cdn_not_logged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_exhausted_and_returned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_header_closes_only_that_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_order_abuse, setup, teardown),
