@@ -392,6 +392,17 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* SIGTERM to every stand-in pppd that has started (as if pppd ended on
+ * its own: its link went down). */
+static void
+stand_ins_kill(void)
+{
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof(cmd), "for f in %s/*.args; do p=${f##*/}; "
+	    "kill ${p%%.args}; done", tmpdir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void
 test_call_setup_and_clear(void **state)
 {
@@ -464,10 +475,7 @@ test_pppd_exit_sends_cdn(void **state)
 	pns_call(s, 7, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
 	wait_for(args_files, 1, 2000);
-	char cmd[PATH_MAX + 64];
-	snprintf(cmd, sizeof(cmd), "for f in %s/*.args; do p=${f##*/}; "
-	    "kill ${p%%.args}; done", tmpdir);
-	assert_int_equal(system(cmd), 0);
+	stand_ins_kill();
 	assert_int_equal(pns_recv(s, &m, REPLY_MS), 0);
 	assert_int_equal(m.type, PPTP_CDN);
 	assert_int_equal(m.u.cdn.call_id, r.u.ocrp.call_id);
@@ -923,10 +931,7 @@ test_ccrq_crossing_cdn_not_logged(void **state)
 	struct pptp_msg r, m;
 	pns_call(s, 7, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	char cmd[PATH_MAX + 64];
-	snprintf(cmd, sizeof(cmd), "for f in %s/*.args; do p=${f##*/}; "
-	    "kill ${p%%.args}; done", tmpdir);
-	assert_int_equal(system(cmd), 0);
+	stand_ins_kill();
 	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
 	wait_for(daemon_children, 0, 3000);   /* the call is gone */
 	pns_send_simple(s, PPTP_CCRQ, 7);
@@ -1194,10 +1199,7 @@ test_cdn_text_is_neutral(void **state)
 	struct pptp_msg r, m;
 	pns_call(s, 7, &r);
 	wait_for(args_files, 1, 2000);
-	char cmd[PATH_MAX + 64];
-	snprintf(cmd, sizeof(cmd), "for f in %s/*.args; do p=${f##*/}; "
-	    "kill ${p%%.args}; done", tmpdir);
-	assert_int_equal(system(cmd), 0);
+	stand_ins_kill();
 	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
 	assert_string_equal(m.u.cdn.stats, "lost carrier");
 	/* the detail stays in our log */
