@@ -207,7 +207,7 @@ static ccp_options allow_saved;    /* allowoptions before MPPE took over */
 static int networks_started;       /* we called continue_networks */
 static int told_denied;
 static char client[64];            /* client address text */
-static int auth_reported, up_reported, down_reported, wtmp_in;
+static int auth_reported, up_reported, down_reported, down_done_reported, wtmp_in;
 
 static void (*prev_snoop_recv)(unsigned char *p, int len);
 
@@ -330,7 +330,7 @@ reset_session(void)
 	allow_state = ALLOW_OFF;
 	networks_started = 0;
 	told_denied = 0;
-	auth_reported = up_reported = down_reported = 0;
+	auth_reported = up_reported = down_reported = down_done_reported = 0;
 	radius_policy_reset();
 }
 
@@ -574,6 +574,21 @@ out:
 
 static int need_decision;
 
+/* The first phase change after "down" (np_down's PHASE_NETWORK, or
+ * link_down's PHASE_ESTABLISH) comes once every ip-down notifier has
+ * returned, radius.so's among them: its Accounting-Stop has been answered
+ * or given up on. pptpd sends pppd no signal in between (a signal would
+ * cut radius.so's wait for the answer short). */
+static void
+report_down_done(void)
+{
+	struct report_builder b;
+	report_begin(&b, "down_done");
+	report_common(&b);
+	report_send(&b);
+	down_done_reported = 1;
+}
+
 static void
 on_phase(void *arg, int ph)
 {
@@ -581,6 +596,8 @@ on_phase(void *arg, int ph)
 	/* Every plugin is loaded by now: find radius.so's hooks. */
 	radius_policy_attach();
 	save_defaults();
+	if (down_reported && !down_done_reported)
+		report_down_done();
 	switch (ph) {
 	case PHASE_SERIALCONN:
 		/* A new link (pppd may run several with `persist`). */
@@ -639,7 +656,7 @@ ip_up_report(void)
 		report_add(&b, "acct_session_id", sid);
 	report_send(&b);
 	up_reported = 1;
-	down_reported = 0;
+	down_reported = down_done_reported = 0;
 	if (prev_ip_up_hook)
 		prev_ip_up_hook();
 }

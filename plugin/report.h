@@ -59,6 +59,12 @@
  *                                            the client
  *       duration=SECONDS   since IPCP came up
  *
+ *   event=down_done   every ip-down notifier has returned since "down"
+ *       call pid user client   (radius.so's Accounting-Stop among them: it
+ *                          was answered or given up on). Between "down"
+ *                          and this, a signal to pppd would cut that
+ *                          wait short; pptpd sends none.
+ *
  *   event=exit   pppd is exiting (always the last datagram of a pppd)
  *       call pid user(opt: empty if never authenticated) client
  *       status=N           pppd's exit status (see pppd(8) EXIT STATUS)

@@ -674,8 +674,13 @@ main(int argc, char **argv)
 	/* pppd then: np_down -> PHASE_NETWORK, link_down -> PHASE_ESTABLISH,
 	 * link_terminated -> PHASE_DEAD, die -> exitnotify. */
 	set_phase(PHASE_NETWORK);
+	/* every ip-down notifier has returned: radius.so's Stop is done */
+	m = next_report();
+	CHECK(m && strcmp(m->event, "down_done") == 0 &&
+	    field_is(m, "call", "42"));
 	CHECK(next_report() == NULL); /* no second decision */
 	set_phase(PHASE_ESTABLISH);
+	CHECK(next_report() == NULL); /* down_done once */
 	set_phase(PHASE_TERMINATE);
 	set_phase(PHASE_DEAD);
 	notify(exitnotify, EXIT_HANGUP);

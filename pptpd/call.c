@@ -563,8 +563,21 @@ call_kill(void *arg)
 	struct call *c = arg;
 	log_msg(LOG_WARNING, "call %u/%u: pppd %d still running %llu ms after "
 	    "SIGTERM, killing it", c->id, c->peer_id, (int)c->pid,
-	    (unsigned long long)c->kill_grace_ms);
+	    (unsigned long long)(c->kill_at_ms - c->term_ms));
 	kill(c->pid, SIGKILL);
+}
+
+/* SIGKILL for the ended call's pppd at `at` (loop time), or later: not
+ * before CALL_ACCT_STOP_MS after its "down" with accounting on. */
+static void
+call_kill_arm(struct call *c, uint64_t at)
+{
+	uint64_t now = loop_now(c->srv->loop);
+	if (c->acct_down_ms != 0 && c->acct_down_ms + CALL_ACCT_STOP_MS > at)
+		at = c->acct_down_ms + CALL_ACCT_STOP_MS;
+	c->kill_at_ms = at;
+	loop_timer_set(c->srv->loop, &c->kill_timer, at > now ? at - now : 0,
+	    call_kill, c);
 }
 
 /* How long pppd gets between SIGTERM and SIGKILL (CALL_KILL_GRACE_MS). */
@@ -576,6 +589,38 @@ call_kill_grace(const struct server *s)
 	uint64_t ms = CALL_KILL_GRACE_MS +
 	    (uint64_t)ending * CALL_KILL_GRACE_PER_CALL_MS;
 	return ms < CALL_KILL_GRACE_MAX_MS ? ms : CALL_KILL_GRACE_MAX_MS;
+}
+
+static void
+call_pty_close(struct call *c)
+{
+	if (c->pty >= 0)
+		close(c->pty);
+	c->pty = -1;
+}
+
+/* The ended call's pppd: its pty hung up, SIGTERM, and SIGKILL if it has
+ * not gone after the grace. */
+static void
+call_stop_pppd(void *arg)
+{
+	struct call *c = arg;
+	struct server *s = c->srv;
+	call_pty_close(c);
+	kill(c->pid, SIGTERM);
+	c->term_ms = loop_now(s->loop);
+	c->kill_base_ms = c->term_ms + call_kill_grace(s);
+	call_kill_arm(c, c->kill_base_ms);
+}
+
+/* pppd has reported its session's end with RADIUS accounting on, less
+ * than CALL_ACCT_STOP_MS ago, not yet "down_done", and is still running:
+ * radius.so is sending its Accounting-Stop. */
+static int
+call_acct_in_flight(const struct call *c)
+{
+	return c->acct_down_ms != 0 && !c->exited && c->pid > 0 &&
+	    loop_now(c->srv->loop) < c->acct_down_ms + CALL_ACCT_STOP_MS;
 }
 
 static void call_log_ended(struct call *c, const char *reason,
@@ -610,16 +655,24 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	gre_call_free(c->gre);
 	c->gre = NULL;
 	loop_fd_del(s->loop, &c->pty_lf);
-	if (c->pty >= 0)
-		close(c->pty);
-	c->pty = -1;
-	if (c->pid > 0) {
-		kill(c->pid, SIGTERM);
-		c->kill_grace_ms = call_kill_grace(s);
-		loop_timer_set(s->loop, &c->kill_timer, c->kill_grace_ms,
-		    call_kill, c);
-	} else {
+	if (c->pid <= 0) {
+		call_pty_close(c);
 		call_finish(c);
+	} else if (call_acct_in_flight(c)) {
+		/* A signal now, our SIGTERM or its pty's hangup, would end
+		 * radius.so's wait for the answer (its select() fails with
+		 * EINTR, and the Stop is not sent again). pppd ends by itself
+		 * when it is done; the pty stays open, unread, until then. */
+		uint64_t now = loop_now(s->loop);
+		uint64_t until = c->acct_down_ms + CALL_ACCT_STOP_MS;
+		log_msg(LOG_INFO, "call %u/%u: pppd %d is sending its "
+		    "Accounting-Stop: stopped once it is done (at most %llu s)",
+		    c->id, c->peer_id, (int)c->pid,
+		    (unsigned long long)(until - now + 999) / 1000);
+		loop_timer_set(s->loop, &c->kill_timer, until - now,
+		    call_stop_pppd, c);
+	} else {
+		call_stop_pppd(c);
 	}
 }
 
@@ -654,7 +707,9 @@ call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
 	c->state = CALL_HANGUP;
 	c->hangup_result = cdn_result;
 	snprintf(c->hangup_reason, sizeof(c->hangup_reason), "%s", reason);
-	kill(c->pid, SIGTERM);
+	/* (its session is over already: see call_end) */
+	if (!call_acct_in_flight(c))
+		kill(c->pid, SIGTERM);
 	loop_timer_set(c->srv->loop, &c->end_timer, CALL_HANGUP_MS,
 	    call_hangup_timeout, c);
 }
@@ -662,6 +717,7 @@ call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
 void
 call_exited(struct call *c)
 {
+	c->exited = 1;
 	facts_drain(&c->facts);
 }
 
@@ -830,6 +886,47 @@ call_log_session(struct call *c, const struct report_msg *m)
 	}
 }
 
+/* Only an ended call's pppd that has had our SIGTERM has a SIGKILL to
+ * move (not one read as it is reaped, or after the SIGKILL). */
+static int
+call_kill_pending(const struct call *c)
+{
+	return c->state == CALL_ENDING && !c->exited && c->term_ms != 0 &&
+	    loop_timer_armed(&c->kill_timer);
+}
+
+/* pppd reported its session's end with accounting on: its Accounting-Stop
+ * is on its way. A SIGKILL already set is put off (call_kill_arm). */
+static void
+call_acct_stopping(struct call *c)
+{
+	c->acct_down_ms = loop_now(c->srv->loop);
+	if (!call_kill_pending(c))
+		return;
+	call_kill_arm(c, c->kill_base_ms);
+	log_msg(LOG_INFO, "call %u/%u: pppd %d is sending its Accounting-Stop: "
+	    "not killed before it is done (at most %d s)", c->id, c->peer_id,
+	    (int)c->pid, CALL_ACCT_STOP_MS / 1000);
+}
+
+/* "down_done" (or "exit"): the Accounting-Stop is sent or given up on. A
+ * stop call_end held back goes ahead; a SIGKILL put off is due again at
+ * the usual grace. */
+static void
+call_acct_stopped(struct call *c)
+{
+	if (c->acct_down_ms == 0)
+		return;
+	c->acct_down_ms = 0;
+	if (c->state != CALL_ENDING || c->exited ||
+	    !loop_timer_armed(&c->kill_timer))
+		return;
+	if (c->term_ms == 0)
+		call_stop_pppd(c);
+	else
+		call_kill_arm(c, c->kill_base_ms);
+}
+
 /* A report from the call's pppd plugin (a facts_fn). Only the call's own
  * pppd holds the other end of its channel; a report naming another call
  * is a confused plugin, and not believed. */
@@ -864,4 +961,8 @@ call_report(void *arg, const char *data, size_t len)
 	if (sid != NULL && sid[0] != '\0')
 		snprintf(c->acct_session_id, sizeof(c->acct_session_id), "%s", sid);
 	call_log_session(c, &m);
+	if (strcmp(m.event, "down") == 0 && c->acct_session_id[0] != '\0')
+		call_acct_stopping(c);
+	else if (strcmp(m.event, "down_done") == 0 || strcmp(m.event, "exit") == 0)
+		call_acct_stopped(c);
 }

@@ -32,6 +32,14 @@ struct conf;
 #define CALL_KILL_GRACE_MS           5000
 #define CALL_KILL_GRACE_PER_CALL_MS  50
 #define CALL_KILL_GRACE_MAX_MS       60000
+/* A pppd that has reported its session's end ("down") while RADIUS
+ * accounting is on is sending its Accounting-Stop: radius.so's ip-down
+ * notifier runs right after the plugin's, and waits radius_timeout for
+ * each of radius_retries tries; any signal cuts that wait short. Until
+ * the plugin's "down_done", or this long after "down" (radiusclient's own
+ * defaults: 10 s, 3 tries), pptpd sends it no signal and does not hang up
+ * its pty. */
+#define CALL_ACCT_STOP_MS            30000
 /* A hang-up of ours lets pppd end LCP (its Terminate-Request still goes
  * out over GRE) for this long before the line is cut. */
 #define CALL_HANGUP_MS      4000
@@ -73,7 +81,13 @@ struct call {
 	pid_t             pid;
 	struct loop_fd    pty_lf;
 	struct loop_timer kill_timer;
-	uint64_t          kill_grace_ms; /* SIGTERM to SIGKILL (call_kill_grace) */
+	uint64_t          term_ms;     /* our SIGTERM; 0 not sent */
+	uint64_t          kill_base_ms; /* SIGKILL due then (the grace) ... */
+	uint64_t          kill_at_ms;  /* ... or this late (call_kill_arm) */
+	/* Its "down" with accounting on, until "down_done": radius.so is
+	 * sending the Accounting-Stop. 0: not now. */
+	uint64_t          acct_down_ms;
+	int               exited;      /* pppd has exited, is not reaped yet */
 	struct loop_timer end_timer;   /* ends the call outside engine callbacks */
 	struct loop_timer setup_timer;
 	struct loop_timer hold_timer;  /* CALL_PTY_HOLD_MS */

@@ -260,6 +260,35 @@ check "Stop's output bytes/packets agree with pptpd's tx ($ob/$op vs $txb/$txp)"
 	eval 'close "$ob" "$txb" 200 && close "$op" "$txp" 6'
 check "Stop carries the session's traffic (10 pings at least)" test "${ip_:-0}" -ge 10
 
+# ---- 2b. An Accounting-Stop that needs a second try. Every packet toward
+# FreeRADIUS is dropped (netem) while alice's session ends, so radius.so's
+# first Stop is lost and it would send it again radius_timeout (7 s for
+# this dial) later. Meanwhile the client clears the call: a SIGTERM or a
+# pty hangup from pptpd then would end radius.so's wait at once ("select:
+# Interrupted system call") and the Stop would never be sent again; and
+# 7 s is past the 5 s between pptpd's SIGTERM and SIGKILL.
+rcconf=$E2E_DIR/radius/radiusclient.conf
+sed -i 's/^radius_timeout.*/radius_timeout\t7/' "$rcconf"
+n0=$(count 'session start: .* user alice ')
+dial acct "$NS_CLI" alice alicepass require-mppe-128
+sed -i 's/^radius_timeout.*/radius_timeout\t3/' "$rcconf"
+check "alice is up again (radius.so's timeout 7 s)" test "$STATE" = up
+wait_count 'session start: .* user alice ' "$n0" || true
+sid2=$(sed -n 's/.*session start: .* user alice .* acct-session-id \([^ ]*\).*/\1/p' "$E2E_SERVER_LOG" | tail -n 1)
+check "a new Acct-Session-Id (${sid2:-none})" test -n "$sid2" -a "$sid2" != "$sid"
+kills0=$(count 'killing it')
+tc -n "$NS_SRV" qdisc add dev "v-$NS_RAD" root netem loss 100%
+e0=$(ended)
+client_down acct
+wait_count ': ended after' "$e0" 20 || true
+e2e_sleep 3
+tc -n "$NS_SRV" qdisc del dev "v-$NS_RAD" root
+for ((i = 0; i < 100; i++)); do detail_has "Acct-Session-Id = \"$sid2\"" 'Acct-Status-Type = Stop' && break; e2e_sleep 0.2; done
+check "FreeRADIUS got the Accounting-Stop radius.so sent again" \
+	detail_has "Acct-Session-Id = \"$sid2\"" 'Acct-Status-Type = Stop'
+check "pptpd killed no pppd" test "$(count 'killing it')" = "$kills0"
+diag "$(grep -E 'Accounting-Stop|killing it' "$E2E_SERVER_LOG" | tail -n 2)"
+
 # ---- 1. FreeRADIUS down: the call is refused, nothing comes up
 freeradius_stop
 e0=$(ended)

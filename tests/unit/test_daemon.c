@@ -32,6 +32,7 @@
 
 #include <openssl/evp.h>
 
+#include "call.h"
 #include "log.h"
 #include "msg.h"
 #include "packet.h"
@@ -918,6 +919,7 @@ teardown_quiet(void **state)
 	unsetenv("FAKE_PPPD_ACCT");
 	unsetenv("FAKE_PPPD_DOWN_ON_USR1");
 	unsetenv("FAKE_PPPD_GO");
+	unsetenv("FAKE_PPPD_ACCT_STOP");
 	return teardown(state);
 }
 
@@ -1402,6 +1404,87 @@ test_report_before_reap(void **state)
 	assert_true(log_contains("session end: call"));
 	assert_true(log_contains("duration 7 s rx 1234 bytes 12 packets tx 5678 bytes 56 packets"));
 	assert_int_equal(log_count("dropped:"), 0);
+	close(s);
+}
+
+/* The stand-in pppd of the one call, started with accounting on and
+ * FAKE_PPPD_ACCT_STOP=`stop_s` (it stays that long after its "down"). */
+static pid_t
+acct_call_start(int *s, const char *stop_s)
+{
+	struct pptp_msg r;
+	pid_t pid;
+	setenv("FAKE_PPPD_UP_USER", "bob", 1);
+	setenv("FAKE_PPPD_ACCT", "1", 1);
+	setenv("FAKE_PPPD_DOWN_ON_USR1", "1", 1);
+	setenv("FAKE_PPPD_ACCT_STOP", stop_s, 1);
+	daemon_start("");
+	*s = pns_start();
+	pns_call(*s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	for (int i = 0; i < SESSION_WAIT_TICKS && !log_contains("session start"); i++)
+		usleep(10000);
+	assert_true(log_contains("session start: call"));
+	assert_int_equal(daemon_child_pids(&pid, 1), 1);
+	return pid;
+}
+
+/* The usual order: pppd reports its session's end (the client ended LCP),
+ * radius.so sends its Accounting-Stop, and the client clears the call
+ * meanwhile. A signal would cut radius.so's wait for the answer short (its
+ * select() fails with EINTR and a lost Stop is not sent again): pppd gets
+ * neither our SIGTERM nor its pty's hangup until it reports "down_done",
+ * and both at once then. */
+static void
+test_accounting_stop_not_interrupted(void **state)
+{
+	struct pptp_msg m;
+	int s;
+	char cmd[PATH_MAX + 64];
+	pid_t pid = acct_call_start(&s, "2");
+	assert_int_equal(kill(pid, SIGUSR1), 0);
+	for (int i = 0; i < 300 && !log_contains("session end:"); i++)
+		usleep(10000);
+	assert_true(log_contains("session end: call"));
+	pns_send_simple(s, PPTP_CCRQ, 1);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	for (int i = 0; i < 300 && !log_contains("Accounting-Stop"); i++)
+		usleep(10000);
+	assert_true(log_contains("is sending its Accounting-Stop: stopped once "
+	    "it is done (at most 30 s)"));
+	/* "down_done" 2 s after "down": stopped then, at once */
+	wait_for(daemon_children, 0, 5000);
+	snprintf(cmd, sizeof(cmd), "grep -q ' after$' %s/%d.signals", tmpdir, (int)pid);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "grep -q -v ' after$' %s/%d.signals", tmpdir, (int)pid);
+	assert_int_not_equal(system(cmd), 0);   /* none while it sent the Stop */
+	assert_int_equal(log_count("killing it"), 0);
+	close(s);
+}
+
+/* The other order: the call ends first (our SIGTERM, which this pppd does
+ * not obey at once), then pppd reports "down" with accounting on. Its
+ * SIGKILL, due 5 s after the SIGTERM (CALL_KILL_GRACE_MS), is put off to
+ * CALL_ACCT_STOP_MS after the report. */
+static void
+test_accounting_stop_not_cut_short(void **state)
+{
+	struct pptp_msg m;
+	int s;
+	pid_t pid = acct_call_start(&s, "60");
+	pns_send_simple(s, PPTP_CCRQ, 1);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(kill(pid, SIGUSR1), 0);
+	for (int i = 0; i < 300 && !log_contains("Accounting-Stop"); i++)
+		usleep(10000);
+	assert_true(log_contains("session end: call"));
+	assert_true(log_contains("is sending its Accounting-Stop: not killed "
+	    "before it is done (at most 30 s)"));
+	sleep(CALL_KILL_GRACE_MS / 1000 + 2);
+	assert_int_equal(log_count("killing it"), 0);
+	assert_int_equal(daemon_children(), 1);
+	kill(pid, SIGKILL);
+	wait_for(daemon_children, 0, 3000);
 	close(s);
 }
 
@@ -2754,6 +2837,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cdn_text_is_neutral, setup, teardown),
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
 		cmocka_unit_test_teardown(test_report_before_reap, teardown_quiet),
+		cmocka_unit_test_teardown(test_accounting_stop_not_interrupted, teardown_quiet),
+		cmocka_unit_test_teardown(test_accounting_stop_not_cut_short, teardown_quiet),
 		cmocka_unit_test_teardown(test_pppd_gets_report_channel_only, teardown_quiet),
 		cmocka_unit_test_teardown(test_report_burst_none_lost, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_status_and_sessions, teardown_quiet),
