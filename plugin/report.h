@@ -63,7 +63,8 @@
  *       call pid user client   (radius.so's Accounting-Stop among them: it
  *                          was answered or given up on). Between "down"
  *                          and this, a signal to pppd would cut that
- *                          wait short; pptpd sends none.
+ *                          wait short: pptpd holds its signals back
+ *                          (for at most 30 s).
  *
  *   event=exit   pppd is exiting (always the last datagram of a pppd)
  *       call pid user(opt: empty if never authenticated) client

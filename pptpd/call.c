@@ -9,7 +9,13 @@
  * and its client's counts are given back only once pppd has been reaped, so
  * a new call never gets an address whose ppp interface still exists, nor a
  * Call ID whose old pppd may still hold it (the kernel path's channel
- * socket is bound to it). */
+ * socket is bound to it).
+ *
+ * Ending a call hangs up pppd's pty and sends SIGTERM, then SIGKILL after
+ * a grace; hanging up sends SIGTERM. Both are held back while pppd's
+ * radius.so sends its Accounting-Stop (between the plugin's "down" and
+ * "down_done", at most CALL_ACCT_STOP_MS): any signal would end its wait
+ * for the answer. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -516,6 +522,14 @@ call_free(void *p)
 	free(p);
 }
 
+static void
+call_pty_close(struct call *c)
+{
+	if (c->pty >= 0)
+		close(c->pty);
+	c->pty = -1;
+}
+
 /* pppd is gone: give back everything the call held. */
 static void
 call_finish(struct call *c)
@@ -524,6 +538,7 @@ call_finish(struct call *c)
 	loop_timer_cancel(s->loop, &c->kill_timer);
 	loop_timer_cancel(s->loop, &c->end_timer);
 	loop_timer_cancel(s->loop, &c->hold_timer);
+	call_pty_close(c);   /* held open while radius.so sent its Stop */
 	facts_close(&c->facts);
 	call_setup_done(c);
 	if (s->pool != NULL && c->remote_ip.s_addr != INADDR_ANY)
@@ -567,17 +582,14 @@ call_kill(void *arg)
 	kill(c->pid, SIGKILL);
 }
 
-/* SIGKILL for the ended call's pppd at `at` (loop time), or later: not
- * before CALL_ACCT_STOP_MS after its "down" with accounting on. */
+/* SIGKILL for the ended call's pppd in `delay` ms. (Delays come from a
+ * small set, CALL_ACCT_STOP_MS or call_kill_grace(): the timer lists keep
+ * one queue per delay.) */
 static void
-call_kill_arm(struct call *c, uint64_t at)
+call_kill_arm(struct call *c, uint64_t delay)
 {
-	uint64_t now = loop_now(c->srv->loop);
-	if (c->acct_down_ms != 0 && c->acct_down_ms + CALL_ACCT_STOP_MS > at)
-		at = c->acct_down_ms + CALL_ACCT_STOP_MS;
-	c->kill_at_ms = at;
-	loop_timer_set(c->srv->loop, &c->kill_timer, at > now ? at - now : 0,
-	    call_kill, c);
+	c->kill_at_ms = loop_now(c->srv->loop) + delay;
+	loop_timer_set(c->srv->loop, &c->kill_timer, delay, call_kill, c);
 }
 
 /* How long pppd gets between SIGTERM and SIGKILL (CALL_KILL_GRACE_MS). */
@@ -591,13 +603,6 @@ call_kill_grace(const struct server *s)
 	return ms < CALL_KILL_GRACE_MAX_MS ? ms : CALL_KILL_GRACE_MAX_MS;
 }
 
-static void
-call_pty_close(struct call *c)
-{
-	if (c->pty >= 0)
-		close(c->pty);
-	c->pty = -1;
-}
 
 /* The ended call's pppd: its pty hung up, SIGTERM, and SIGKILL if it has
  * not gone after the grace. */
@@ -609,8 +614,7 @@ call_stop_pppd(void *arg)
 	call_pty_close(c);
 	kill(c->pid, SIGTERM);
 	c->term_ms = loop_now(s->loop);
-	c->kill_base_ms = c->term_ms + call_kill_grace(s);
-	call_kill_arm(c, c->kill_base_ms);
+	call_kill_arm(c, call_kill_grace(s));
 }
 
 /* pppd has reported its session's end with RADIUS accounting on, less
@@ -633,6 +637,8 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	if (!call_is_live(c))
 		return;
 	c->state = CALL_ENDING;
+	/* A "down" pppd has sent but we have not read yet counts below. */
+	facts_drain(&c->facts);
 	loop_timer_cancel(s->loop, &c->end_timer);
 	loop_timer_cancel(s->loop, &c->hold_timer);
 	struct gre_stats st = { 0 };
@@ -661,15 +667,13 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	} else if (call_acct_in_flight(c)) {
 		/* A signal now, our SIGTERM or its pty's hangup, would end
 		 * radius.so's wait for the answer (its select() fails with
-		 * EINTR, and the Stop is not sent again). pppd ends by itself
-		 * when it is done; the pty stays open, unread, until then. */
-		uint64_t now = loop_now(s->loop);
-		uint64_t until = c->acct_down_ms + CALL_ACCT_STOP_MS;
+		 * EINTR, and the Stop is not sent again). pppd is stopped at
+		 * its "down_done" (call_acct_stopped), or CALL_ACCT_STOP_MS
+		 * from now; its pty stays open, unread, until then. */
 		log_msg(LOG_INFO, "call %u/%u: pppd %d is sending its "
-		    "Accounting-Stop: stopped once it is done (at most %llu s)",
-		    c->id, c->peer_id, (int)c->pid,
-		    (unsigned long long)(until - now + 999) / 1000);
-		loop_timer_set(s->loop, &c->kill_timer, until - now,
+		    "Accounting-Stop: stopped once it is done (at most %d s)",
+		    c->id, c->peer_id, (int)c->pid, CALL_ACCT_STOP_MS / 1000);
+		loop_timer_set(s->loop, &c->kill_timer, CALL_ACCT_STOP_MS,
 		    call_stop_pppd, c);
 	} else {
 		call_stop_pppd(c);
@@ -707,8 +711,11 @@ call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
 	c->state = CALL_HANGUP;
 	c->hangup_result = cdn_result;
 	snprintf(c->hangup_reason, sizeof(c->hangup_reason), "%s", reason);
-	/* (its session is over already: see call_end) */
-	if (!call_acct_in_flight(c))
+	facts_drain(&c->facts);   /* a "down" not read yet counts */
+	/* Held back while radius.so sends its Stop (call_acct_stopped) */
+	if (call_acct_in_flight(c))
+		c->term_held = 1;
+	else
 		kill(c->pid, SIGTERM);
 	loop_timer_set(c->srv->loop, &c->end_timer, CALL_HANGUP_MS,
 	    call_hangup_timeout, c);
@@ -896,35 +903,40 @@ call_kill_pending(const struct call *c)
 }
 
 /* pppd reported its session's end with accounting on: its Accounting-Stop
- * is on its way. A SIGKILL already set is put off (call_kill_arm). */
+ * is on its way. A SIGKILL already set is put off, to CALL_ACCT_STOP_MS
+ * from now at the latest. */
 static void
 call_acct_stopping(struct call *c)
 {
 	c->acct_down_ms = loop_now(c->srv->loop);
 	if (!call_kill_pending(c))
 		return;
-	call_kill_arm(c, c->kill_base_ms);
+	call_kill_arm(c, CALL_ACCT_STOP_MS);
 	log_msg(LOG_INFO, "call %u/%u: pppd %d is sending its Accounting-Stop: "
 	    "not killed before it is done (at most %d s)", c->id, c->peer_id,
 	    (int)c->pid, CALL_ACCT_STOP_MS / 1000);
 }
 
-/* "down_done" (or "exit"): the Accounting-Stop is sent or given up on. A
- * stop call_end held back goes ahead; a SIGKILL put off is due again at
- * the usual grace. */
+/* "down_done", "exit" or a new "up": the Accounting-Stop is sent or given
+ * up on. What was held back goes ahead: call_end's stop, call_hangup's
+ * SIGTERM; a SIGKILL put off is due a grace from now. */
 static void
 call_acct_stopped(struct call *c)
 {
 	if (c->acct_down_ms == 0)
 		return;
 	c->acct_down_ms = 0;
-	if (c->state != CALL_ENDING || c->exited ||
-	    !loop_timer_armed(&c->kill_timer))
+	if (c->exited)
 		return;
-	if (c->term_ms == 0)
+	if (c->state == CALL_HANGUP && c->term_held) {
+		c->term_held = 0;
+		kill(c->pid, SIGTERM);
+	} else if (c->state == CALL_ENDING && c->term_ms == 0 &&
+	    loop_timer_armed(&c->kill_timer)) {
 		call_stop_pppd(c);
-	else
-		call_kill_arm(c, c->kill_base_ms);
+	} else if (call_kill_pending(c)) {
+		call_kill_arm(c, call_kill_grace(c->srv));
+	}
 }
 
 /* A report from the call's pppd plugin (a facts_fn). Only the call's own
@@ -963,6 +975,7 @@ call_report(void *arg, const char *data, size_t len)
 	call_log_session(c, &m);
 	if (strcmp(m.event, "down") == 0 && c->acct_session_id[0] != '\0')
 		call_acct_stopping(c);
-	else if (strcmp(m.event, "down_done") == 0 || strcmp(m.event, "exit") == 0)
+	else if (strcmp(m.event, "down_done") == 0 ||
+	    strcmp(m.event, "exit") == 0 || strcmp(m.event, "up") == 0)
 		call_acct_stopped(c);
 }

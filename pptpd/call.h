@@ -36,7 +36,7 @@ struct conf;
  * accounting is on is sending its Accounting-Stop: radius.so's ip-down
  * notifier runs right after the plugin's, and waits radius_timeout for
  * each of radius_retries tries; any signal cuts that wait short. Until
- * the plugin's "down_done", or this long after "down" (radiusclient's own
+ * the plugin's "down_done", and at most this long (radiusclient's own
  * defaults: 10 s, 3 tries), pptpd sends it no signal and does not hang up
  * its pty. */
 #define CALL_ACCT_STOP_MS            30000
@@ -81,9 +81,9 @@ struct call {
 	pid_t             pid;
 	struct loop_fd    pty_lf;
 	struct loop_timer kill_timer;
-	uint64_t          term_ms;     /* our SIGTERM; 0 not sent */
-	uint64_t          kill_base_ms; /* SIGKILL due then (the grace) ... */
-	uint64_t          kill_at_ms;  /* ... or this late (call_kill_arm) */
+	uint64_t          term_ms;     /* our SIGTERM at its end; 0 not sent */
+	uint64_t          kill_at_ms;  /* then SIGKILL due (call_kill_arm) */
+	int               term_held;   /* call_hangup's SIGTERM held back */
 	/* Its "down" with accounting on, until "down_done": radius.so is
 	 * sending the Accounting-Stop. 0: not now. */
 	uint64_t          acct_down_ms;

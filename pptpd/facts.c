@@ -13,10 +13,13 @@ facts_init(struct facts *f)
 	f->loop = NULL;
 	f->fd = -1;
 	f->lf.fd = -1;
+	f->draining = 0;
 }
 
 /* recv() returns 0 for an empty message too: only the peer's shutdown,
  * which the socket shows once its queue is empty, ends the channel. */
+static void facts_drain_now(struct facts *f);
+
 static int
 facts_peer_gone(int fd)
 {
@@ -26,6 +29,18 @@ facts_peer_gone(int fd)
 
 void
 facts_drain(struct facts *f)
+{
+	/* A report's handler may end the call, which drains too: the loop
+	 * below goes on with the next report then. */
+	if (f->draining)
+		return;
+	f->draining = 1;
+	facts_drain_now(f);
+	f->draining = 0;
+}
+
+static void
+facts_drain_now(struct facts *f)
 {
 	while (f->fd >= 0) {
 		/* One byte more than a report may have: a longer message

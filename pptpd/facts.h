@@ -32,6 +32,7 @@ struct facts {
 	struct loop_fd lf;
 	facts_fn       fn;
 	void          *arg;
+	int            draining; /* in facts_drain: a nested call returns */
 };
 
 /* Marks f closed; facts_close is then a no-op. */
@@ -42,7 +43,8 @@ void facts_init(struct facts *f);
 int  facts_open(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
     int *pppd_fd);
 /* Hand every report waiting on our end to fn now (pppd has exited: what it
- * sent before is all there). */
+ * sent before is all there; or the call is about to change state). Called
+ * again from within fn, it returns at once: the outer call goes on. */
 void facts_drain(struct facts *f);
 void facts_close(struct facts *f);
 

@@ -360,6 +360,17 @@ daemon_children(void)
 	return n;
 }
 
+/* The daemon's pty masters open. */
+static int
+daemon_ptys(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "exit $(find /proc/%d/fd -lname '*ptmx' | wc -l)",
+	    (int)daemon_pid);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static void
 wait_for(int (*cond)(void), int want, int ms)
 {
@@ -1429,19 +1440,12 @@ acct_call_start(int *s, const char *stop_s)
 	return pid;
 }
 
-/* The usual order: pppd reports its session's end (the client ended LCP),
- * radius.so sends its Accounting-Stop, and the client clears the call
- * meanwhile. A signal would cut radius.so's wait for the answer short (its
- * select() fails with EINTR and a lost Stop is not sent again): pppd gets
- * neither our SIGTERM nor its pty's hangup until it reports "down_done",
- * and both at once then. */
+/* The call ends while pppd is in the window between its "down" and its
+ * "down_done": the CDN goes out, and pppd is not signalled yet. */
 static void
-test_accounting_stop_not_interrupted(void **state)
+acct_call_end_in_window(int s, pid_t pid)
 {
 	struct pptp_msg m;
-	int s;
-	char cmd[PATH_MAX + 64];
-	pid_t pid = acct_call_start(&s, "2");
 	assert_int_equal(kill(pid, SIGUSR1), 0);
 	for (int i = 0; i < 300 && !log_contains("session end:"); i++)
 		usleep(10000);
@@ -1452,8 +1456,23 @@ test_accounting_stop_not_interrupted(void **state)
 		usleep(10000);
 	assert_true(log_contains("is sending its Accounting-Stop: stopped once "
 	    "it is done (at most 30 s)"));
-	/* "down_done" 2 s after "down": stopped then, at once */
-	wait_for(daemon_children, 0, 5000);
+}
+
+/* The usual order: pppd reports its session's end (the client ended LCP),
+ * radius.so sends its Accounting-Stop, and the client clears the call
+ * meanwhile. A signal would cut radius.so's wait for the answer short (its
+ * select() fails with EINTR and a lost Stop is not sent again): pppd gets
+ * neither our SIGTERM nor its pty's hangup until it reports "down_done",
+ * and both at once then. */
+static void
+test_accounting_stop_not_interrupted(void **state)
+{
+	int s;
+	char cmd[PATH_MAX + 64];
+	pid_t pid = acct_call_start(&s, "4");
+	acct_call_end_in_window(s, pid);
+	/* "down_done" 4 s after "down": stopped then, at once */
+	wait_for(daemon_children, 0, 8000);
 	snprintf(cmd, sizeof(cmd), "grep -q ' after$' %s/%d.signals", tmpdir, (int)pid);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "grep -q -v ' after$' %s/%d.signals", tmpdir, (int)pid);
@@ -1462,16 +1481,33 @@ test_accounting_stop_not_interrupted(void **state)
 	close(s);
 }
 
+/* pppd exits inside that window (its "down_done" never comes): the pty
+ * pptpd held open for it is closed all the same. */
+static void
+test_accounting_stop_pppd_gone_first(void **state)
+{
+	int s;
+	setenv("FAKE_PPPD_ACCT_EXIT", "1", 1);
+	pid_t pid = acct_call_start(&s, "2");
+	unsetenv("FAKE_PPPD_ACCT_EXIT");
+	assert_int_equal(daemon_ptys(), 1);
+	acct_call_end_in_window(s, pid);
+	wait_for(daemon_children, 0, 6000);
+	wait_for(daemon_ptys, 0, 3000);
+	close(s);
+}
+
 /* The other order: the call ends first (our SIGTERM, which this pppd does
- * not obey at once), then pppd reports "down" with accounting on. Its
- * SIGKILL, due 5 s after the SIGTERM (CALL_KILL_GRACE_MS), is put off to
- * CALL_ACCT_STOP_MS after the report. */
+ * not obey), then pppd reports "down" with accounting on. Its SIGKILL, due
+ * 5 s after the SIGTERM (CALL_KILL_GRACE_MS), is put off until it is done:
+ * its "down_done" (3 s after "down") brings it back a grace later, not at
+ * once. */
 static void
 test_accounting_stop_not_cut_short(void **state)
 {
 	struct pptp_msg m;
 	int s;
-	pid_t pid = acct_call_start(&s, "60");
+	pid_t pid = acct_call_start(&s, "3");
 	pns_send_simple(s, PPTP_CCRQ, 1);
 	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
 	assert_int_equal(kill(pid, SIGUSR1), 0);
@@ -1480,7 +1516,7 @@ test_accounting_stop_not_cut_short(void **state)
 	assert_true(log_contains("session end: call"));
 	assert_true(log_contains("is sending its Accounting-Stop: not killed "
 	    "before it is done (at most 30 s)"));
-	sleep(CALL_KILL_GRACE_MS / 1000 + 2);
+	sleep(CALL_KILL_GRACE_MS / 1000 + 1);
 	assert_int_equal(log_count("killing it"), 0);
 	assert_int_equal(daemon_children(), 1);
 	kill(pid, SIGKILL);
@@ -2838,6 +2874,7 @@ main(void)
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
 		cmocka_unit_test_teardown(test_report_before_reap, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_not_interrupted, teardown_quiet),
+		cmocka_unit_test_teardown(test_accounting_stop_pppd_gone_first, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_not_cut_short, teardown_quiet),
 		cmocka_unit_test_teardown(test_pppd_gets_report_channel_only, teardown_quiet),
 		cmocka_unit_test_teardown(test_report_burst_none_lost, teardown_quiet),
