@@ -1,6 +1,6 @@
 #ifndef PPTPD_VERSION_H
 #define PPTPD_VERSION_H
-#define PPTPD_VERSION       "0.4.1"
+#define PPTPD_VERSION       "0.4.2"
 /* Firmware Revision in SCCRP: major.minor as two bytes. */
 #define PPTPD_FIRMWARE_REV  0x0004
 #endif
