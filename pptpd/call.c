@@ -603,7 +603,6 @@ call_kill_grace(const struct server *s)
 	return ms < CALL_KILL_GRACE_MAX_MS ? ms : CALL_KILL_GRACE_MAX_MS;
 }
 
-
 /* The ended call's pppd: its pty hung up, SIGTERM, and SIGKILL if it has
  * not gone after the grace. */
 static void

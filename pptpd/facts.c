@@ -18,25 +18,11 @@ facts_init(struct facts *f)
 
 /* recv() returns 0 for an empty message too: only the peer's shutdown,
  * which the socket shows once its queue is empty, ends the channel. */
-static void facts_drain_now(struct facts *f);
-
 static int
 facts_peer_gone(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
-}
-
-void
-facts_drain(struct facts *f)
-{
-	/* A report's handler may end the call, which drains too: the loop
-	 * below goes on with the next report then. */
-	if (f->draining)
-		return;
-	f->draining = 1;
-	facts_drain_now(f);
-	f->draining = 0;
 }
 
 static void
@@ -57,6 +43,18 @@ facts_drain_now(struct facts *f)
 		if (n > 0)
 			f->fn(f->arg, data, (size_t)n);
 	}
+}
+
+void
+facts_drain(struct facts *f)
+{
+	/* A report's handler may end the call, which drains too: that
+	 * inner call returns, and this one goes on with the next report. */
+	if (f->draining)
+		return;
+	f->draining = 1;
+	facts_drain_now(f);
+	f->draining = 0;
 }
 
 static void
