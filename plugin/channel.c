@@ -18,7 +18,7 @@
  * negotiated ACFC), so the line settings pppd hands a tty have nothing to
  * apply to here.
  */
-#include <pppd/pppd.h>
+#include "pppd-compat.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,6 +38,8 @@
 
 #define PLUGIN "pptpd-policy"
 #define CHANNEL_FIELDS 4
+/* "pptp-call-65535" and its NUL. */
+#define CHANNEL_DEVNAM_MAX 16
 
 struct channel_spec {
 	uint16_t       our_id, peer_id;
@@ -117,7 +119,7 @@ parse_spec(const char *text, struct channel_spec *sp)
 
 static int  channel_connect(void);
 static void channel_disconnect(void);
-static void channel_line_config(int mtu, u_int32_t accm, int pcomp, int accomp);
+static void channel_line_config(int mtu, uint32_t accm, int pcomp, int accomp);
 static void channel_nothing(void);
 
 static struct channel pptp_kernel_channel = {
@@ -126,8 +128,8 @@ static struct channel pptp_kernel_channel = {
 	.check_options = channel_nothing,
 	.connect = channel_connect,
 	.disconnect = channel_disconnect,
-	.establish_ppp = generic_establish_ppp,
-	.disestablish_ppp = generic_disestablish_ppp,
+	.establish_ppp = ppp_generic_establish,
+	.disestablish_ppp = ppp_generic_disestablish,
 	.send_config = channel_line_config,
 	.recv_config = channel_line_config,
 	.cleanup = channel_disconnect,
@@ -138,17 +140,20 @@ static int
 set_kernel(char **argv)
 {
 	const char *why = parse_spec(*argv, &spec);
+	char dev[CHANNEL_DEVNAM_MAX];
 
 	if (why != NULL) {
-		option_error(PLUGIN ": pptpd-kernel %s: %s", *argv, why);
+		ppp_option_error(PLUGIN ": pptpd-kernel %s: %s", *argv, why);
 		return 0;
 	}
 	free(opt_kernel);
 	if ((opt_kernel = strdup(*argv)) == NULL)
 		novm("pptpd-kernel");
 	the_channel = &pptp_kernel_channel;
-	modem = 0;
-	slprintf(devnam, MAXPATHLEN, "pptp-call-%u", spec.our_id);
+	ppp_set_modem(0);
+	/* pppd's name for the device, in its log and scripts' DEVICE. */
+	slprintf(dev, sizeof(dev), "pptp-call-%u", spec.our_id);
+	ppp_set_devnam(dev);
 	return 1;
 }
 
@@ -159,7 +164,7 @@ set_kernel_fd(char **argv)
 	int v = fd_arg_parse(*argv);
 
 	if (v < 0) {
-		option_error(PLUGIN ": pptpd-kernel-fd %s: not a descriptor "
+		ppp_option_error(PLUGIN ": pptpd-kernel-fd %s: not a descriptor "
 		    "above 2", *argv);
 		return 0;
 	}
@@ -176,7 +181,7 @@ channel_nothing(void)
 }
 
 static void
-channel_line_config(int mtu, u_int32_t accm, int pcomp, int accomp)
+channel_line_config(int mtu, uint32_t accm, int pcomp, int accomp)
 {
 	(void)mtu; (void)accm; (void)pcomp; (void)accomp;
 }
@@ -294,5 +299,5 @@ channel_disconnect(void)
 void
 channel_init(void)
 {
-	add_options(channel_options);
+	ppp_add_options(channel_options);
 }

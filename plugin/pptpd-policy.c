@@ -2,7 +2,8 @@
  * pptpd-policy.c -- pppd plugin for pptpd: per-peer MPPE policy, session
  * reports to pptpd, and wtmp records.
  *
- * Built against pppd 2.4.9's plugin API (Debian's ppp-dev).  Options:
+ * Built against pppd 2.4.9's or 2.5's plugin API (Debian's ppp-dev), through
+ * pppd-compat.h.  Options:
  *
  *   pptpd-peers FILE    per-peer MPPE policy (pptpd-peers(5)); loaded and
  *                       checked when the option is parsed: an error makes
@@ -20,19 +21,19 @@
  *   pptpd-kernel SPEC   carry the call on the kernel's PPTP channel
  *                       instead of a tty (channel.c, channel.h)
  *
- * How the policy is enforced (pppd 2.4.9 facts):
+ * How the policy is enforced (pppd 2.4.9 facts, the same in 2.5.2):
  *
  * - CCP is opened only after the peer has authenticated, in
  *   start_networks(), right after new_phase(PHASE_NETWORK).  Our phase
  *   notifier runs there, so setting ccp_wantoptions[0].mppe /
  *   ccp_allowoptions[0].mppe at that moment decides what ccp_resetci()
  *   (called from ccp_open) will negotiate for this peer.
- * - pppd 2.4.9 knows only "MPPE required" (wantoptions.mppe != 0: request
- *   it, refuse a peer that rejects it, hold IPCP until CCP is up) and "no
- *   MPPE" (both zero: reject a peer's MPPE request; a peer that requires it
- *   gives up).  require-128/require/deny map onto these directly.
+ * - pppd (2.4.9 and 2.5) knows only "MPPE required" (wantoptions.mppe
+ *   != 0: request it, refuse a peer that rejects it, hold IPCP until CCP
+ *   is up) and "no MPPE" (both zero: reject a peer's MPPE request; a peer
+ *   that requires it gives up).  require-128/require/deny map onto these directly.
  * - "allow" (MPPE if the client wants it, plaintext otherwise) does not
- *   exist in pppd 2.4.9.  We start as "required" and watch the client's CCP
+ *   exist in pppd.  We start as "required" and watch the client's CCP
  *   packets with snoop_recv_hook (called before pppd dispatches a received
  *   packet): a client Configure-Request without the MPPE option, or a
  *   Configure-Reject of our MPPE option, means the client does not do MPPE.
@@ -46,7 +47,7 @@
  * - Keys come from pppd's own MS-CHAPv2 code; we do not replace any
  *   authentication hook.
  */
-#include <pppd/pppd.h>
+#include "pppd-compat.h"
 #include <pppd/fsm.h>
 #include <pppd/ccp.h>
 #include <pppd/ipcp.h>
@@ -87,7 +88,7 @@
  * plugin. */
 #define PLUGIN_EXPORT __attribute__((visibility("default")))
 
-PLUGIN_EXPORT char pppd_version[] = VERSION;
+PLUGIN_EXPORT char pppd_version[] = PPPD_VERSION;
 
 /* ---- options ---- */
 
@@ -132,7 +133,7 @@ set_peers(char **argv)
 	if (peers_load(*argv, &p, err, sizeof(err)) < 0) {
 		/* pppd prints this and exits: no session with a broken
 		 * policy file. */
-		option_error(PLUGIN ": %s", err);
+		ppp_option_error(PLUGIN ": %s", err);
 		return 0;
 	}
 	peers_free(peers);
@@ -148,7 +149,7 @@ static int
 set_report(char **argv)
 {
 	if (strlen(*argv) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		option_error(PLUGIN ": pptpd-report path too long: %s", *argv);
+		ppp_option_error(PLUGIN ": pptpd-report path too long: %s", *argv);
 		return 0;
 	}
 	free(opt_report);
@@ -178,7 +179,7 @@ set_report_fd(char **argv)
 	    type != SOCK_SEQPACKET || domain != AF_UNIX)
 		why = "not a UNIX seqpacket socket";
 	if (why != NULL) {
-		option_error(PLUGIN ": pptpd-report-fd %s: %s", *argv, why);
+		ppp_option_error(PLUGIN ": pptpd-report-fd %s: %s", *argv, why);
 		return 0;
 	}
 	opt_report_fd = fd;
@@ -210,6 +211,14 @@ static char client[64];            /* client address text */
 static int auth_reported, up_reported, down_reported, down_done_reported, wtmp_in;
 
 static void (*prev_snoop_recv)(unsigned char *p, int len);
+static int cur_phase;              /* pppd's phase, from our notifier */
+
+/* The name the peer authenticated with ("" before it has). */
+static const char *
+peer_name(void)
+{
+	return ppp_peer_authname(NULL, 0);
+}
 
 /* ---- report channel ---- */
 
@@ -220,7 +229,7 @@ report_common(struct report_builder *b)
 {
 	report_add(b, "call", opt_call ? opt_call : "");
 	report_add_u64(b, "pid", (uint64_t)getpid());
-	report_add(b, "user", peer_authname);
+	report_add(b, "user", peer_name());
 	report_add(b, "client", client);
 }
 
@@ -285,14 +294,15 @@ policy_name(void)
 static void
 find_client(void)
 {
-	const char *c = NULL;
+	const char *c = NULL, *number = ppp_get_remote_number(),
+	    *param = ppp_ipparam();
 
 	if (opt_client && *opt_client)
 		c = opt_client;
-	else if (remote_number[0])
-		c = remote_number;
-	else if (ipparam && *ipparam)
-		c = ipparam;
+	else if (number && *number)
+		c = number;
+	else if (param && *param)
+		c = param;
 	strlcpy(client, c ? c : "", sizeof(client));
 }
 
@@ -388,11 +398,11 @@ decide(void)
 	struct report_builder b;
 	struct radius_mppe rm;
 	ccp_options *want = &ccp_wantoptions[0];
-	const char *who = peer_authname[0] ? peer_authname : "(no name)";
+	const char *who = peer_name()[0] ? peer_name() : "(no name)";
 	int r = 0;
 
 	find_client();
-	rule = peers ? peers_match(peers, peer_authname, client) : NULL;
+	rule = peers ? peers_match(peers, peer_name(), client) : NULL;
 	if (rule == NULL)
 		r = radius_policy_mppe(&rm);
 	if (r < 0) {
@@ -481,7 +491,7 @@ find_mppe(const unsigned char *o, int len)
 static void
 fall_back(const char *why)
 {
-	const char *who = peer_authname[0] ? peer_authname : "(no name)";
+	const char *who = peer_name()[0] ? peer_name() : "(no name)";
 	ccp_options *allow = &ccp_allowoptions[0];
 
 	allow_state = ALLOW_PLAIN;
@@ -494,7 +504,7 @@ fall_back(const char *why)
 	    who, why, rule_src);
 	/* start_networks() held IP back waiting for CCP with MPPE. */
 	if (!networks_started && lcp_fsm[0].state == OPENED &&
-	    phase == PHASE_NETWORK) {
+	    cur_phase == PHASE_NETWORK) {
 		networks_started = 1;
 		continue_networks(0);
 	}
@@ -593,6 +603,8 @@ static void
 on_phase(void *arg, int ph)
 {
 	(void)arg;
+	/* pppd 2.5 keeps its phase to itself: ours is what it told us. */
+	cur_phase = ph;
 	/* Every plugin is loaded by now: find radius.so's hooks. */
 	radius_policy_attach();
 	save_defaults();
@@ -646,7 +658,7 @@ ip_up_report(void)
 
 	report_begin(&b, "up");
 	report_common(&b);
-	report_add(&b, "ifname", ifname);
+	report_add(&b, "ifname", ppp_ifname());
 	report_add(&b, "local", local);
 	report_add(&b, "ip", remote);
 	report_add(&b, "mppe", mppe_bits_name(mppe));
@@ -667,7 +679,7 @@ on_ip_up(void *arg, int unused)
 	(void)arg;
 	(void)unused;
 	if (opt_logwtmp) {
-		logwtmp(ifname, peer_authname, client);
+		logwtmp(ppp_ifname(), peer_name(), client);
 		wtmp_in = 1;
 	}
 }
@@ -678,18 +690,21 @@ report_down(void)
 	struct report_builder b;
 	char remote[INET_ADDRSTRLEN];
 	struct in_addr a;
+	ppp_link_stats_st st;
+	int valid = ppp_get_link_stats(&st);
 
 	a.s_addr = ipcp_hisoptions[0].hisaddr;
 	inet_ntop(AF_INET, &a, remote, sizeof(remote));
 	report_begin(&b, "down");
 	report_common(&b);
-	report_add(&b, "ifname", ifname);
+	report_add(&b, "ifname", ppp_ifname());
 	report_add(&b, "ip", remote);
-	report_add_u64(&b, "rx_bytes", link_stats_valid ? link_stats.bytes_in : 0);
-	report_add_u64(&b, "tx_bytes", link_stats_valid ? link_stats.bytes_out : 0);
-	report_add_u64(&b, "rx_packets", link_stats_valid ? link_stats.pkts_in : 0);
-	report_add_u64(&b, "tx_packets", link_stats_valid ? link_stats.pkts_out : 0);
-	report_add_u64(&b, "duration", link_stats_valid ? link_connect_time : 0);
+	report_add_u64(&b, "rx_bytes", valid ? st.bytes_in : 0);
+	report_add_u64(&b, "tx_bytes", valid ? st.bytes_out : 0);
+	report_add_u64(&b, "rx_packets", valid ? st.pkts_in : 0);
+	report_add_u64(&b, "tx_packets", valid ? st.pkts_out : 0);
+	report_add_u64(&b, "duration",
+	    valid ? (uint64_t)ppp_get_link_uptime() : 0);
 	report_send(&b);
 	down_reported = 1;
 }
@@ -699,11 +714,12 @@ on_ip_down(void *arg, int unused)
 {
 	(void)arg;
 	(void)unused;
-	/* ipcp_down() called update_link_stats() just before notifying. */
+	/* The counts are this link's: 2.4.9's ipcp_down() updated them just
+	 * before notifying, 2.5's ppp_get_link_stats() updates them. */
 	if (up_reported && !down_reported)
 		report_down();
 	if (wtmp_in) {
-		logwtmp(ifname, "", "");
+		logwtmp(ppp_ifname(), "", "");
 		wtmp_in = 0;
 	}
 }
@@ -719,7 +735,7 @@ on_exit_notify(void *arg, int st)
 	if (up_reported && !down_reported)
 		report_down();
 	if (wtmp_in) {
-		logwtmp(ifname, "", "");
+		logwtmp(ppp_ifname(), "", "");
 		wtmp_in = 0;
 	}
 	report_begin(&b, "exit");
@@ -769,17 +785,18 @@ plugin_init(void)
 	refuse_stateful = find_refuse_stateful();
 	if (refuse_stateful == NULL)
 		fatal(PLUGIN ": this pppd's CCP has no MPPE support or is not "
-		    "pppd %s (the version this plugin was built for)", VERSION);
-	add_options(plugin_options);
+		    "pppd %s (the version this plugin was built for)",
+		    PPPD_VERSION);
+	ppp_add_options(plugin_options);
 	channel_init();
-	add_notifier(&phasechange, on_phase, NULL);
-	add_notifier(&ip_up_notifier, on_ip_up, NULL);
-	add_notifier(&ip_down_notifier, on_ip_down, NULL);
-	add_notifier(&exitnotify, on_exit_notify, NULL);
+	ppp_add_notify(NF_PHASE_CHANGE, on_phase, NULL);
+	ppp_add_notify(NF_IP_UP, on_ip_up, NULL);
+	ppp_add_notify(NF_IP_DOWN, on_ip_down, NULL);
+	ppp_add_notify(NF_EXIT, on_exit_notify, NULL);
 	prev_ip_up_hook = ip_up_hook;
 	ip_up_hook = ip_up_report;
 	prev_snoop_recv = snoop_recv_hook;
 	snoop_recv_hook = snoop_recv;
 	strlcpy(rule_src, "default", sizeof(rule_src));
-	info(PLUGIN ": plugin for pppd %s loaded", VERSION);
+	info(PLUGIN ": plugin for pppd %s loaded", PPPD_VERSION);
 }

@@ -2,28 +2,37 @@
  * radius-policy.c -- what pppd's radius.so learnt from the RADIUS server
  * (see radius-policy.h).
  *
- * Facts about pppd 2.4.9's radius.so this relies on (checked against
- * Debian's binary, /usr/lib/pppd/2.4.9/radius.so):
+ * Facts about pppd's radius.so this relies on, the same in 2.4.9 and 2.5.2
+ * unless said otherwise (checked against Debian's binaries,
+ * /usr/lib/pppd/2.4.9/radius.so and /usr/lib/pppd/2.5.2/radius.so, and the
+ * ppp project's sources of both):
  *
  * - It exports `void (*radius_attributes_hook)(VALUE_PAIR *)` and calls it
  *   with the Access-Accept's attributes, before it parses them itself.
  *   VALUE_PAIR is radiusclient's struct (radiusclient.h, not installed by
  *   ppp-dev): declared below, its size checked at build time against the
- *   offset of `next` the binary uses (0x138).
+ *   offset of `next` the binary uses (0x138).  radius.so frees the list
+ *   with free() after parsing it.
  * - Integer attributes are in host order in `lvalue`; Framed-IP-Address
  *   too (radius.so itself applies htonl).
  * - The Acct-Session-Id comes from rc_mksid(), which it exports: it
  *   formats "%08lX%04X%02hX" (time, pid, a counter) into one static buffer
- *   and returns it.  But it formats with pppd's slprintf, which knows no
+ *   and returns it.  2.4.9 formats with pppd's slprintf, which knows no
  *   %lX or %hX: the id comes out as "%lX" + the time in hex + "%hX", the
- *   same for every session started in the same second.  radius.so calls
- *   it only from its ip-up notifier, just before Accounting-Start, and
- *   keeps its copy; so we learn the buffer's address once (our call bumps
- *   the counter, nothing else), empty it when a link starts and read it
- *   after ip-up: pppd runs ip_up_hook after every ip-up notifier, whatever
- *   the plugin order.
+ *   same for every session started in the same second.  2.5 uses
+ *   snprintf: 16 hex digits (or more for a pid above 0xffff), unique per
+ *   pppd.  radius.so calls it only from its ip-up notifier, just before
+ *   Accounting-Start, and keeps its copy; so we learn the buffer's address
+ *   once (our call bumps the counter, nothing else), empty it when a link
+ *   starts and read it after ip-up: pppd runs ip_up_hook after every ip-up
+ *   notifier, whatever the plugin order.
  * - radius.so keeps MS-MPPE-Send/Recv-Key only when the reply also has a
- *   non-zero MS-MPPE-Encryption-Policy.
+ *   non-zero MS-MPPE-Encryption-Policy (2.4.9 then leaves the keys unused,
+ *   2.5 clears them).
+ * - With a policy and MS-MPPE-Encryption-Types, 2.5's radius.so narrows
+ *   ccp_wantoptions[0].mppe to those types (mppe_set_enc_types; 2.4.9's
+ *   set_mppe_enc_types returns at once).  It never widens it; our decision
+ *   at the network phase comes after it and sets the options whole.
  * - radius.so replaces chap_verify_hook with its own, which blocks pppd
  *   until the server answers or radius_retries * radius_timeout seconds
  *   have passed; success or not is all it returns.  We wrap it: a failure
@@ -31,22 +40,18 @@
  *   an unanswered server; a quicker one a refusal (Access-Reject, or an
  *   answer radius.so would not accept, which it logs itself).
  */
-#include <pppd/pppd.h>
-#include <pppd/chap-new.h>
+#include "pppd-compat.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "radius-policy.h"
 
 #define PLUGIN "pptpd-policy"
-
-/* chap_ms.h declares it only under MPPE, which ppp-dev does not define;
- * Debian's pppd 2.4.9 is built with MPPE. */
-extern int mppe_keys_set;
 
 /* radiusclient's attribute numbers (RFC 2865) and the Microsoft vendor
  * attributes (RFC 2548). */
@@ -64,6 +69,12 @@ extern int mppe_keys_set;
 #define RAD_NAME_LENGTH           32
 #define RAD_AUTH_STRING_LEN       253
 #define RAD_VP_NEXT_OFFSET        0x138   /* seen in rc_avpair_free */
+#define RAD_TYPE_INTEGER          1
+/* The MS-MPPE-Encryption-Policy we add to a reply that has the keys and no
+ * policy (keep_mppe_keys): neither 1 nor 2 (RFC 2548), so radius.so keeps
+ * the keys (it only asks for a non-zero policy) and applies no policy
+ * (2.5's mppe_set_enc_types ignores other values; 2.4.9's does nothing). */
+#define RAD_MPPE_POLICY_KEYS_ONLY 0xffffffffu
 
 struct rad_value_pair {
 	char                   name[RAD_NAME_LENGTH + 1];
@@ -75,19 +86,17 @@ struct rad_value_pair {
 	struct rad_value_pair *next;
 };
 _Static_assert(offsetof(struct rad_value_pair, next) == RAD_VP_NEXT_OFFSET,
-    "VALUE_PAIR layout differs from pppd 2.4.9's radius.so");
+    "VALUE_PAIR layout differs from pppd's radius.so");
 
 typedef void rad_hook_fn(struct rad_value_pair *);
 typedef char *rad_mksid_fn(void);
 typedef int rad_conf_int_fn(char *);
-typedef int chap_verify_fn(char *, char *, int, struct chap_digest_type *,
-    unsigned char *, unsigned char *, char *, int);
 
 static int attached, present;
 static rad_hook_fn **hook_slot;
 static rad_hook_fn *prev_hook;
 static rad_conf_int_fn *conf_int;
-static chap_verify_fn *radius_verify;
+static chap_verify_hook_fn *radius_verify;
 static char *sid_buf;              /* rc_mksid's static buffer */
 static char session_id[48];
 
@@ -100,6 +109,32 @@ static struct {
 } got;
 static const char *auth_failure;
 static char auth_user[MAXNAMELEN];   /* the name that failed */
+
+/* radius.so keeps the MPPE keys only with a non-zero policy; without one
+ * it would drop them and no MPPE could start, whatever pptpd-peers or
+ * pppd's options say.  So we add a policy that means nothing else to the
+ * end of the list it is about to parse (and then free: ours is malloc'd
+ * like its own).  It decrypts the keys after this hook and fails the
+ * authentication if it cannot, so keys we vouch for here are valid
+ * whenever the peer gets in. */
+static void
+keep_mppe_keys(struct rad_value_pair *list)
+{
+	struct rad_value_pair *vp = calloc(1, sizeof(*vp)), *last = list;
+
+	if (vp == NULL) {
+		error(PLUGIN ": no memory to keep RADIUS' MPPE keys");
+		return;
+	}
+	strlcpy(vp->name, "MS-MPPE-Encryption-Policy", sizeof(vp->name));
+	vp->attribute = RAD_MS_MPPE_ENC_POLICY;
+	vp->vendorcode = RAD_VENDOR_MICROSOFT;
+	vp->type = RAD_TYPE_INTEGER;
+	vp->lvalue = RAD_MPPE_POLICY_KEYS_ONLY;
+	while (last->next != NULL)
+		last = last->next;
+	last->next = vp;
+}
 
 static void
 attributes_hook(struct rad_value_pair *list)
@@ -133,13 +168,8 @@ attributes_hook(struct rad_value_pair *list)
 		    vp->lvalue != RAD_IP_NAS_CHOOSES)
 			got.framed_ip = htonl(vp->lvalue);
 	}
-	/* radius.so keeps the MPPE keys only with a non-zero policy; without
-	 * one it would drop them and no MPPE could start, whatever pptpd-peers
-	 * or pppd's options say.  It decrypts them after this hook and fails
-	 * the authentication if it cannot, so keys we vouch for here are
-	 * valid whenever the peer gets in. */
 	if (got.send_key && got.recv_key && !got.have_policy)
-		mppe_keys_set = 1;
+		keep_mppe_keys(list);
 	if (prev_hook)
 		prev_hook(list);
 }

@@ -2,11 +2,12 @@
  * radius-policy.h -- what pppd's radius.so learnt from the RADIUS server,
  * for the pptpd-policy plugin (same .so).
  *
- * pppd 2.4.9's radius.so authenticates the peer, takes the MPPE keys and
- * sends accounting, but
+ * pppd's radius.so authenticates the peer, takes the MPPE keys and sends
+ * accounting, but
  *   - it reads MS-MPPE-Encryption-Policy / -Types (RFC 2548) and then does
- *     nothing with them (its call to set_mppe_enc_types() returns at once
- *     in 2.4.9), and
+ *     nothing with them (2.4.9: its call to set_mppe_enc_types() returns
+ *     at once) or only narrows the key strengths pppd's options already
+ *     require (2.5): no per-user "required" or "allowed", and
  *   - it keeps the Acct-Session-Id of its accounting to itself.
  * This module reads the reply attributes through radius.so's exported
  * radius_attributes_hook, finds the session id, and tells apart a RADIUS

@@ -3,35 +3,45 @@
  *
  * This host may have no PPP in its kernel, so pppd cannot run a session.
  * Instead this program plays pppd: it defines the pppd globals and
- * functions the plugin uses (with pppd 2.4.9's own headers, so the types
- * are the real ones), dlopen()s the plugin, feeds it options, phase
- * changes and CCP packets the way pppd 2.4.9 would, and checks what the
+ * functions the plugin uses (with pppd's own headers, 2.4.9's or 2.5's, so
+ * the types are the real ones), dlopen()s the plugin, feeds it options,
+ * phase changes and CCP packets the way pppd would, and checks what the
  * plugin did to the CCP options, the packets, the log and the report
- * socket.  What pppd itself then does with those options is covered by the
- * VM end-to-end test (tests/e2e/test_plugin_policy.sh).
+ * socket.  It also plays radius.so's exported symbols, to check what the
+ * plugin reads from an Access-Accept.  What pppd itself then does with
+ * those options is covered by the VM end-to-end test
+ * (tests/e2e/test_plugin_policy.sh).
+ *
+ * The two pppd APIs differ in how a plugin reaches pppd's state (2.4.9:
+ * globals; 2.5: functions), so the fake pppd has one section for each,
+ * chosen by pppd-compat.h; the tests below drive both through the fake_*
+ * functions.
  *
  *   test-harness PLUGIN.so
  */
-#include <pppd/pppd.h>
+#include "pppd-compat.h"
 #include <pppd/fsm.h>
 #include <pppd/ccp.h>
 #include <pppd/ipcp.h>
 #include <pppd/lcp.h>
 #include <pppd/mppe.h>
-#include <pppd/chap-new.h>
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "report.h"
 
 /* ------------------------------------------------------------------ */
-/* The fake pppd.                                                      */
+/* The fake pppd: what both versions share.                            */
 
 ccp_options ccp_wantoptions[NUM_PPP], ccp_gotoptions[NUM_PPP];
 ccp_options ccp_allowoptions[NUM_PPP], ccp_hisoptions[NUM_PPP];
@@ -47,24 +57,18 @@ static option_t fake_ccp_options[] = {
 };
 struct protent ccp_protent = { .protocol = 0x80fd, .enabled_flag = 1,
     .name = "CCP", .options = fake_ccp_options };
-int phase;
-char peer_authname[MAXNAMELEN];
-char remote_number[MAXNAMELEN];
-char *ipparam;
-char ifname[MAXIFNAMELEN];
-struct pppd_stats link_stats;
-int link_stats_valid;
-unsigned link_connect_time;
-struct notifier *phasechange, *ip_up_notifier, *ip_down_notifier, *exitnotify;
 void (*snoop_recv_hook)(unsigned char *p, int len);
-/* pppd runs ip_up_hook right after the ip-up notifiers; the plugin may
- * wrap chap_verify_hook when radius.so is loaded (it is not here). */
+/* pppd runs ip_up_hook right after the ip-up notifiers; the plugin wraps
+ * chap_verify_hook when radius.so is loaded (the fake one below). */
 void (*ip_up_hook)(void);
-int mppe_keys_set;
-int (*chap_verify_hook)(char *, char *, int, struct chap_digest_type *,
-    unsigned char *, unsigned char *, char *, int);
+chap_verify_hook_fn *chap_verify_hook;
+/* The channel (channel.c) is handed to pppd; the harness only checks that
+ * the option made it pppd's. */
+struct channel *the_channel;
 
-static option_t *plugin_opts;
+#define FAKE_IFNAME_MAX 32
+#define FAKE_DEVNAM_MAX 4096
+
 static char logbuf[65536];
 static int n_continue, n_lcp_close, n_wtmp;
 static char last_wtmp[3][300];
@@ -96,18 +100,35 @@ logit(const char *level, const char *fmt, va_list ap)
 	strcat(logbuf, "\n");
 }
 
+/* pppd 2.5 made the format arguments const; 2.4.9's are not. */
+#if PPPD_COMPAT_25
+typedef const char *fake_fmt;
+#else
+typedef char *fake_fmt;
+#endif
+
 #define LOGFN(name) \
-	void name(char *fmt, ...) \
+	void name(fake_fmt fmt, ...) \
 	{ va_list ap; va_start(ap, fmt); logit(#name, fmt, ap); va_end(ap); }
 LOGFN(dbglog)
 LOGFN(info)
 LOGFN(notice)
 LOGFN(warn)
 LOGFN(error)
-LOGFN(option_error)
+
+/* Non-const in both versions (ppp_option_error is option_error in 2.4.9,
+ * by pppd-compat.h). */
+void
+ppp_option_error(char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	logit("option_error", fmt, ap);
+	va_end(ap);
+}
 
 void
-fatal(char *fmt, ...)
+fatal(fake_fmt fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -117,14 +138,14 @@ fatal(char *fmt, ...)
 }
 
 void
-novm(char *msg)
+novm(fake_fmt msg)
 {
 	fprintf(stderr, "novm: %s\n", msg);
 	abort();
 }
 
 int
-slprintf(char *buf, int len, char *fmt, ...)
+slprintf(char *buf, int len, fake_fmt fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -154,47 +175,22 @@ static option_t *opt_lists[MAX_OPT_LISTS];
 static int n_opt_lists;
 
 void
-add_options(option_t *opt)
+ppp_add_options(option_t *opt)
 {
 	if (n_opt_lists < MAX_OPT_LISTS)
 		opt_lists[n_opt_lists++] = opt;
-	plugin_opts = opt;
 }
 
-/* The channel (channel.c) is handed to pppd; the harness only checks that
- * the option made it pppd's. */
-struct channel *the_channel;
-bool modem = 1;
-char devnam[MAXPATHLEN];
-
 int
-generic_establish_ppp(int fd)
+ppp_generic_establish(int fd)
 {
 	return fd;
 }
 
 void
-generic_disestablish_ppp(int fd)
+ppp_generic_disestablish(int fd)
 {
 	(void)fd;
-}
-
-void
-add_notifier(struct notifier **list, notify_func fn, void *arg)
-{
-	struct notifier *n = calloc(1, sizeof(*n));
-
-	n->func = fn;
-	n->arg = arg;
-	n->next = *list;
-	*list = n;
-}
-
-void
-notify(struct notifier *n, int val)
-{
-	for (; n; n = n->next)
-		n->func(n->arg, val);
 }
 
 void
@@ -221,6 +217,165 @@ logwtmp(const char *line, const char *name, const char *host)
 	snprintf(last_wtmp[0], sizeof(last_wtmp[0]), "%s", line);
 	snprintf(last_wtmp[1], sizeof(last_wtmp[1]), "%s", name);
 	snprintf(last_wtmp[2], sizeof(last_wtmp[2]), "%s", host);
+}
+
+/* pppd's state the tests set and read, under 2.4.9's names: pppd's
+ * globals there, our own behind 2.5's functions. */
+#if PPPD_COMPAT_25
+#define FAKE_STATE static
+#else
+#define FAKE_STATE
+#endif
+FAKE_STATE char peer_authname[MAXNAMELEN], remote_number[MAXNAMELEN];
+FAKE_STATE char *ipparam;
+FAKE_STATE char ifname[FAKE_IFNAME_MAX], devnam[FAKE_DEVNAM_MAX];
+FAKE_STATE bool modem = 1;
+FAKE_STATE struct pppd_stats link_stats;
+FAKE_STATE int link_stats_valid;
+FAKE_STATE unsigned link_connect_time;
+
+#if PPPD_COMPAT_25
+/* ---- pppd 2.5: the state behind functions, notifiers by type ---- */
+
+struct fake_notifier {
+	ppp_notify_fn        *func;
+	void                 *ctx;
+	struct fake_notifier *next;
+};
+static struct fake_notifier *notifiers[NF_MAX_NOTIFY];
+
+void
+ppp_add_notify(ppp_notify_t type, ppp_notify_fn *func, void *ctx)
+{
+	struct fake_notifier *n = calloc(1, sizeof(*n));
+
+	n->func = func;
+	n->ctx = ctx;
+	n->next = notifiers[type];
+	notifiers[type] = n;
+}
+
+static void
+fake_notify(ppp_notify_t type, int val)
+{
+	for (struct fake_notifier *n = notifiers[type]; n; n = n->next)
+		n->func(n->ctx, val);
+}
+
+static const void *
+fake_notifiers(ppp_notify_t type)
+{
+	return notifiers[type];
+}
+
+const char *
+ppp_peer_authname(char *buf, size_t bufsz)
+{
+	if (buf && bufsz > 0) {
+		strlcpy(buf, peer_authname, bufsz);
+		return buf;
+	}
+	return peer_authname;
+}
+
+/* pppd 2.5.2 returns its (possibly empty) array, never NULL. */
+const char *ppp_get_remote_number(void) { return remote_number; }
+const char *ppp_ipparam(void) { return ipparam; }
+const char *ppp_ifname(void) { return ifname; }
+void ppp_set_modem(bool on) { modem = on; }
+int ppp_get_link_uptime(void) { return (int)link_connect_time; }
+
+int
+ppp_set_devnam(const char *name)
+{
+	return (int)strlcpy(devnam, name, sizeof(devnam));
+}
+
+bool
+ppp_get_link_stats(ppp_link_stats_st *stats)
+{
+	if (stats == NULL || !link_stats_valid)
+		return 0;
+	*stats = link_stats;
+	return 1;
+}
+
+#else
+/* ---- pppd 2.4.9: the state in globals, notifiers in lists ---- */
+
+struct notifier *phasechange, *ip_up_notifier, *ip_down_notifier, *exitnotify;
+
+void
+add_notifier(struct notifier **list, notify_func fn, void *arg)
+{
+	struct notifier *n = calloc(1, sizeof(*n));
+
+	n->func = fn;
+	n->arg = arg;
+	n->next = *list;
+	*list = n;
+}
+
+static struct notifier **
+list_of(ppp_notify_t type)
+{
+	switch (type) {
+	case NF_PHASE_CHANGE: return &phasechange;
+	case NF_EXIT:         return &exitnotify;
+	case NF_IP_UP:        return &ip_up_notifier;
+	case NF_IP_DOWN:      return &ip_down_notifier;
+	}
+	abort();
+}
+
+static void
+fake_notify(ppp_notify_t type, int val)
+{
+	for (struct notifier *n = *list_of(type); n; n = n->next)
+		n->func(n->arg, val);
+}
+
+static const void *
+fake_notifiers(ppp_notify_t type)
+{
+	return *list_of(type);
+}
+
+#endif
+
+static void
+fake_set_peer(const char *user, const char *client)
+{
+	strlcpy(peer_authname, user, sizeof(peer_authname));
+	strlcpy(remote_number, client, sizeof(remote_number));
+}
+
+static void
+fake_set_link_stats(uint64_t in, uint64_t out, unsigned pin, unsigned pout,
+    unsigned secs)
+{
+	link_stats = (struct pppd_stats){ .bytes_in = in, .bytes_out = out,
+	    .pkts_in = pin, .pkts_out = pout };
+	link_stats_valid = 1;
+	link_connect_time = secs;
+}
+
+static void
+fake_set_ifname(const char *name)
+{
+	strlcpy(ifname, name, sizeof(ifname));
+}
+
+static int
+fake_modem(void)
+{
+	return modem;
+}
+
+static const char *
+fake_devnam(void)
+{
+	return devnam;
 }
 
 /* ------------------------------------------------------------------ */
@@ -278,8 +433,7 @@ set_opt(const char *name, const char *value)
 static void
 set_phase(int p)
 {
-	phase = p;
-	notify(phasechange, p);
+	fake_notify(NF_PHASE_CHANGE, p);
 }
 
 /* What pppd's options file said: require-mppe-128 (wantoptions gets 128,
@@ -320,8 +474,7 @@ session(const char *user, const char *client)
 	lcp_fsm[0].state = OPENED;
 	ccp_fsm[0].state = INITIAL;
 	memset(ccp_gotoptions, 0, sizeof(ccp_gotoptions));
-	snprintf(peer_authname, sizeof(peer_authname), "%s", user);
-	snprintf(remote_number, sizeof(remote_number), "%s", client);
+	fake_set_peer(user, client);
 	n_continue = n_lcp_close = 0;
 	logbuf[0] = '\0';
 	set_phase(PHASE_AUTHENTICATE);
@@ -446,21 +599,22 @@ main(int argc, char **argv)
 	}
 	ver = dlsym(h, "pppd_version");
 	init = (void (*)(void))dlsym(h, "plugin_init");
-	CHECK(ver != NULL && strcmp(ver, VERSION) == 0);
+	CHECK(ver != NULL && strcmp(ver, PPPD_VERSION) == 0);
 	CHECK(init != NULL);
 	if (!init)
 		return 1;
 	init();
-	CHECK(plugin_opts != NULL);
+	CHECK(n_opt_lists > 0);
 	{
 		void (*hook)(unsigned char *, int) = snoop_recv_hook;
-		struct notifier *pc = phasechange;
+		const void *pc = fake_notifiers(NF_PHASE_CHANGE);
 		init(); /* loaded twice: no second registration */
-		CHECK(snoop_recv_hook == hook && phasechange == pc);
+		CHECK(snoop_recv_hook == hook &&
+		    fake_notifiers(NF_PHASE_CHANGE) == pc);
 		CHECK(strstr(logbuf, "already loaded") != NULL);
 	}
 	CHECK(snoop_recv_hook != NULL);
-	CHECK(strstr(logbuf, "plugin for pppd " VERSION " loaded") != NULL);
+	CHECK(strstr(logbuf, "plugin for pppd " PPPD_VERSION " loaded") != NULL);
 
 	/* A report socket for pptpd-report (without pptpd), and the call's
 	 * report channel as pptpd passes it (pptpd-report-fd), which wins:
@@ -512,7 +666,7 @@ main(int argc, char **argv)
 	CHECK(fcntl(chan[1], F_GETFD) == FD_CLOEXEC);   /* not for scripts */
 	CHECK(set_opt("pptpd-call", "42") == 1);
 	CHECK(set_opt("pptpd-logwtmp", NULL) == 1);
-	strcpy(ifname, "ppp7");
+	fake_set_ifname("ppp7");
 
 	options_file_require_128();
 
@@ -644,7 +798,7 @@ main(int argc, char **argv)
 	inet_pton(AF_INET, "198.19.0.1", &ipcp_gotoptions[0].ouraddr);
 	inet_pton(AF_INET, "198.19.0.10", &ipcp_hisoptions[0].hisaddr);
 	n_wtmp = 0;
-	notify(ip_up_notifier, 0);
+	fake_notify(NF_IP_UP, 0);
 	if (ip_up_hook)
 		ip_up_hook();
 	m = next_report();
@@ -657,13 +811,8 @@ main(int argc, char **argv)
 	CHECK(n_wtmp == 1 && strcmp(last_wtmp[0], "ppp7") == 0 &&
 	    strcmp(last_wtmp[1], "alice") == 0 &&
 	    strcmp(last_wtmp[2], "198.18.5.1") == 0);
-	link_stats.bytes_in = 1000;
-	link_stats.bytes_out = 2000;
-	link_stats.pkts_in = 10;
-	link_stats.pkts_out = 20;
-	link_stats_valid = 1;
-	link_connect_time = 61;
-	notify(ip_down_notifier, 0);
+	fake_set_link_stats(1000, 2000, 10, 20, 61);
+	fake_notify(NF_IP_DOWN, 0);
 	m = next_report();
 	CHECK(m && strcmp(m->event, "down") == 0);
 	CHECK(field_is(m, "rx_bytes", "1000") && field_is(m, "tx_bytes", "2000")
@@ -683,7 +832,7 @@ main(int argc, char **argv)
 	CHECK(next_report() == NULL); /* down_done once */
 	set_phase(PHASE_TERMINATE);
 	set_phase(PHASE_DEAD);
-	notify(exitnotify, EXIT_HANGUP);
+	fake_notify(NF_EXIT, EXIT_HANGUP);
 	m = next_report();
 	CHECK(m && strcmp(m->event, "exit") == 0);
 	CHECK(field_is(m, "status", "16") && field_is(m, "reason", "hangup") &&
@@ -695,12 +844,12 @@ main(int argc, char **argv)
 	session("bob", "198.18.0.3");
 	drain_reports();
 	ccp_fsm[0].state = REQSENT;
-	notify(ip_up_notifier, 0);
+	fake_notify(NF_IP_UP, 0);
 	if (ip_up_hook)
 		ip_up_hook();
 	m = next_report();
 	CHECK(field_is(m, "mppe", "none") && field_is(m, "stateless", "1"));
-	notify(exitnotify, EXIT_PEER_DEAD);
+	fake_notify(NF_EXIT, EXIT_PEER_DEAD);
 	m = next_report();
 	CHECK(m && strcmp(m->event, "down") == 0);
 	m = next_report();
@@ -742,11 +891,12 @@ main(int argc, char **argv)
 	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,0.0.0.0") == 0);
 	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,198.18.0.2,1") == 0);
 	CHECK(set_opt("pptpd-kernel", "4711,-3,198.18.0.1,198.18.0.2") == 0);
-	CHECK(the_channel == NULL && modem == 1);
+	CHECK(the_channel == NULL && fake_modem() == 1);
 	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,198.18.0.2") == 1);
-	CHECK(the_channel != NULL && the_channel->connect != NULL && modem == 0);
-	CHECK(the_channel && the_channel->establish_ppp == generic_establish_ppp);
-	CHECK(strcmp(devnam, "pptp-call-4711") == 0);
+	CHECK(the_channel != NULL && the_channel->connect != NULL &&
+	    fake_modem() == 0);
+	CHECK(the_channel && the_channel->establish_ppp == ppp_generic_establish);
+	CHECK(strcmp(fake_devnam(), "pptp-call-4711") == 0);
 
 	fprintf(stderr, "== pptpd-kernel-fd: pptpd's socket, checked\n");
 	CHECK(set_opt("pptpd-kernel-fd", "2") == 0);
