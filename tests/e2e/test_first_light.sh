@@ -111,7 +111,7 @@ if [ "$DATAPATH" = kernel ]; then
 	# data path; another run 15.4 % = 169 client queue drops + 22 socket
 	# buffer drops, 0 of 1085 lost on the data path. Both follow the
 	# host's load, not the server: the check is that nothing beyond them
-	# was lost (README, kernel data path).
+	# was lost (doc/kernel-path.md, "How to read the in-VM table").
 	read -r isent ilost < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; r=e.get("sum_received", e["sum"]); print(e.get("sum_sent", e["sum"]).get("packets", r["packets"]), r["lost_packets"])' "$(cat "$E2E_DIR/iperf-last")")
 	beyond=$((ilost - (qd1 - qd0) - (drops1 - drops0)))
 	[ "$beyond" -lt 0 ] && beyond=0
