@@ -379,6 +379,83 @@ fake_devnam(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* The fake radius.so: the symbols the plugin looks up with dlsym.      */
+
+/* radiusclient's VALUE_PAIR, as radius-policy.c reads it. */
+#define RAD_NAME_LENGTH     32
+#define RAD_AUTH_STRING_LEN 253
+#define RAD_MICROSOFT       311
+#define RAD_NONE            (-1)
+struct rad_vp {
+	char           name[RAD_NAME_LENGTH + 1];
+	int            attribute, vendorcode, type;
+	uint32_t       lvalue;
+	unsigned char  strvalue[RAD_AUTH_STRING_LEN + 1];
+	struct rad_vp *next;
+};
+
+/* The radius_timeout the fake radiusclient.conf says, in seconds. */
+#define FAKE_RADIUS_TIMEOUT 1
+
+void (*radius_attributes_hook)(struct rad_vp *);
+static char fake_sid[32];          /* rc_mksid's static buffer */
+static struct rad_vp *fake_reply;  /* the next Access-Accept, or NULL */
+static int fake_verify_wait;       /* seconds the fake server takes */
+
+char *
+rc_mksid(void)
+{
+	return fake_sid;
+}
+
+int
+rc_conf_int(char *name)
+{
+	return strcmp(name, "radius_timeout") == 0 ? FAKE_RADIUS_TIMEOUT : 0;
+}
+
+char *
+radius_logged_in_user(void)
+{
+	return fake_sid;
+}
+
+/* radius.so's chap_verify_hook: an Access-Accept goes through
+ * radius_attributes_hook before radius.so parses it; no reply is a
+ * failure (a reject, or after the wait, no answer). */
+static int
+fake_radius_verify(char *name, char *ourname, int id,
+    struct chap_digest_type *digest, unsigned char *challenge,
+    unsigned char *response, char *message, int message_space)
+{
+	(void)name; (void)ourname; (void)id; (void)digest; (void)challenge;
+	(void)response; (void)message; (void)message_space;
+	if (fake_verify_wait)
+		sleep((unsigned)fake_verify_wait);
+	if (fake_reply == NULL)
+		return 0;
+	if (radius_attributes_hook)
+		radius_attributes_hook(fake_reply);
+	return 1;
+}
+
+/* A reply of N attributes (vendor, attribute, value), linked. */
+struct rad_attr { int vendor, attribute; uint32_t value; };
+static struct rad_vp reply_vp[8];
+static struct rad_vp *
+fake_reply_of(const struct rad_attr *a, int n)
+{
+	memset(reply_vp, 0, sizeof(reply_vp));
+	for (int i = 0; i < n; i++) {
+		reply_vp[i].vendorcode = a[i].vendor;
+		reply_vp[i].attribute = a[i].attribute;
+		reply_vp[i].lvalue = a[i].value;
+		reply_vp[i].next = i + 1 < n ? &reply_vp[i + 1] : NULL;
+	}
+	return reply_vp;
+}
+
+/* ------------------------------------------------------------------ */
 /* Test plumbing.                                                      */
 
 static int failures, checks;
@@ -465,9 +542,9 @@ ccp_open_sim(void)
 	ccp_fsm[0].state = REQSENT;
 }
 
-/* A new session up to the point where pppd opens CCP. */
+/* A new session up to the peer's authentication. */
 static void
-session(const char *user, const char *client)
+session_auth(const char *user, const char *client)
 {
 	set_phase(PHASE_SERIALCONN);
 	set_phase(PHASE_ESTABLISH);
@@ -478,8 +555,40 @@ session(const char *user, const char *client)
 	n_continue = n_lcp_close = 0;
 	logbuf[0] = '\0';
 	set_phase(PHASE_AUTHENTICATE);
+}
+
+/* Authenticated: pppd enters the network phase and opens CCP. */
+static void
+session_network(void)
+{
 	set_phase(PHASE_NETWORK);
 	ccp_open_sim();
+}
+
+/* A new session up to the point where pppd opens CCP. */
+static void
+session(const char *user, const char *client)
+{
+	session_auth(user, client);
+	session_network();
+}
+
+/* A session radius.so authenticates, its server answering with REPLY
+ * (NULL: no Access-Accept): what chap_verify_hook said. */
+static int
+radius_session(const char *user, const char *client, struct rad_vp *reply)
+{
+	unsigned char challenge[1] = { 0 }, response[1] = { 0 };
+	char message[64];
+	int ok;
+
+	session_auth(user, client);
+	fake_reply = reply;
+	ok = chap_verify_hook((char *)user, "pptpd", 1, NULL, challenge,
+	    response, message, sizeof(message));
+	if (ok)
+		session_network();
+	return ok;
 }
 
 /* A received CCP packet as pppd's get_input hands it to the hook:
@@ -599,6 +708,8 @@ main(int argc, char **argv)
 	}
 	ver = dlsym(h, "pppd_version");
 	init = (void (*)(void))dlsym(h, "plugin_init");
+	/* radius.so, loaded before us, took pppd's CHAP verification. */
+	chap_verify_hook = fake_radius_verify;
 	CHECK(ver != NULL && strcmp(ver, PPPD_VERSION) == 0);
 	CHECK(init != NULL);
 	if (!init)
@@ -861,6 +972,86 @@ main(int argc, char **argv)
 	CHECK(n_lcp_close == 1);
 	CHECK(strstr(logbuf, "CCP is disabled") != NULL);
 	ccp_protent.enabled_flag = 1;
+
+	fprintf(stderr, "== RADIUS: policy 2, types 0x4, Framed-IP-Address\n");
+	CHECK(chap_verify_hook != fake_radius_verify);   /* wrapped */
+	set_opt("pptpd-client", "");                     /* remotenumber again */
+	{
+		static const struct rad_attr a[] = {
+			{ RAD_MICROSOFT, 7, 2 }, { RAD_MICROSOFT, 8, 4 },
+			{ RAD_NONE, 8, 0xc6130014 },             /* 198.19.0.20 */
+		};
+		drain_reports();
+		CHECK(radius_session("frank", "198.18.7.1",
+		    fake_reply_of(a, 3)) == 1);
+		CHECK(ccp_wantoptions[0].mppe == MPPE_OPT_128);
+		CHECK(reply_vp[2].next == NULL);  /* a policy: nothing added */
+		m = next_report();
+		CHECK(field_is(m, "policy", "require-128") &&
+		    field_is(m, "framed_ip", "198.19.0.20") &&
+		    field_is(m, "client", "198.18.7.1"));
+		CHECK(m && strstr(report_get(m, "rule"),
+		    "RADIUS MS-MPPE-Encryption-Policy 2 Types 0x4") != NULL);
+	}
+
+	fprintf(stderr, "== RADIUS: a pptpd-peers rule wins\n");
+	{
+		static const struct rad_attr a[] = { { RAD_MICROSOFT, 7, 1 } };
+		drain_reports();
+		CHECK(radius_session("carol", "198.18.0.4",
+		    fake_reply_of(a, 1)) == 1);
+		m = next_report();
+		CHECK(field_is(m, "policy", "deny"));
+		CHECK(m && strstr(report_get(m, "rule"), ":4") != NULL);
+	}
+
+	fprintf(stderr, "== RADIUS: MPPE keys without a policy are kept\n");
+	{
+		static const struct rad_attr a[] = {
+			{ RAD_MICROSOFT, 16, 0 }, { RAD_MICROSOFT, 17, 0 },
+		};
+		struct rad_vp *added;
+
+		drain_reports();
+		CHECK(radius_session("frank", "198.18.7.1",
+		    fake_reply_of(a, 2)) == 1);
+		/* A policy radius.so sees as non-zero and applies nowhere. */
+		added = reply_vp[1].next;
+		CHECK(added != NULL && added->vendorcode == RAD_MICROSOFT &&
+		    added->attribute == 7 && added->lvalue != 0 &&
+		    added->lvalue != 1 && added->lvalue != 2 &&
+		    added->next == NULL);
+		free(added);
+		m = next_report();
+		CHECK(field_is(m, "policy", "default"));
+	}
+
+	fprintf(stderr, "== RADIUS: Acct-Session-Id in the up report\n");
+	/* radius.so's ip-up notifier made it for its Accounting-Start. */
+	strcpy(fake_sid, "692E8D5B0012A401");
+	ccp_fsm[0].state = OPENED;
+	fake_notify(NF_IP_UP, 0);
+	if (ip_up_hook)
+		ip_up_hook();
+	m = next_report();
+	CHECK(m && strcmp(m->event, "up") == 0 &&
+	    field_is(m, "acct_session_id", "692E8D5B0012A401"));
+	fake_notify(NF_IP_DOWN, 0);
+	drain_reports();
+
+	fprintf(stderr, "== RADIUS: a reject and no answer, told apart\n");
+	CHECK(radius_session("mallory", "198.18.7.2", NULL) == 0);
+	drain_reports();   /* the last session's down_done */
+	fake_notify(NF_EXIT, EXIT_PEER_AUTH_FAILED);
+	m = next_report();
+	CHECK(field_is(m, "auth_failure", "rejected by the RADIUS server") &&
+	    field_is(m, "auth_user", "mallory"));
+	fake_verify_wait = FAKE_RADIUS_TIMEOUT;
+	CHECK(radius_session("mallory", "198.18.7.2", NULL) == 0);
+	fake_verify_wait = 0;
+	fake_notify(NF_EXIT, EXIT_PEER_AUTH_FAILED);
+	m = next_report();
+	CHECK(field_is(m, "auth_failure", "no answer from the RADIUS server"));
 
 	fprintf(stderr, "== reports on the channel only, none to the path\n");
 	CHECK(recv(path_fd, num, sizeof(num), MSG_DONTWAIT) < 0);
