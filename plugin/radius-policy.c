@@ -20,7 +20,7 @@
  *   and returns it.  2.4.9 formats with pppd's slprintf, which knows no
  *   %lX or %hX: the id comes out as "%lX" + the time in hex + "%hX", the
  *   same for every session started in the same second.  2.5 uses
- *   snprintf: 16 hex digits (or more for a pid above 0xffff), unique per
+ *   snprintf: 14 hex digits (or more for a pid above 0xffff), unique per
  *   pppd.  radius.so calls it only from its ip-up notifier, just before
  *   Accounting-Start, and keeps its copy; so we learn the buffer's address
  *   once (our call bumps the counter, nothing else), empty it when a link

@@ -1028,14 +1028,14 @@ main(int argc, char **argv)
 
 	fprintf(stderr, "== RADIUS: Acct-Session-Id in the up report\n");
 	/* radius.so's ip-up notifier made it for its Accounting-Start. */
-	strcpy(fake_sid, "692E8D5B0012A401");
+	strcpy(fake_sid, "692E8D5B12A401");
 	ccp_fsm[0].state = OPENED;
 	fake_notify(NF_IP_UP, 0);
 	if (ip_up_hook)
 		ip_up_hook();
 	m = next_report();
 	CHECK(m && strcmp(m->event, "up") == 0 &&
-	    field_is(m, "acct_session_id", "692E8D5B0012A401"));
+	    field_is(m, "acct_session_id", "692E8D5B12A401"));
 	fake_notify(NF_IP_DOWN, 0);
 	drain_reports();
 
