@@ -21,7 +21,9 @@ A version spec is a git ref with optional build options, or `poptop`:
                           for that version's server (KEY= alone: the bare
                           keyword); the build is the same as HEAD's
   poptop                  Debian's Poptop (/usr/sbin/pptpd), as a reference
-                          (conf lines only, no build options)
+                          (conf lines only, no build options): the release's
+                          own, 1.4.0 on Debian 12, 1.5.0 on Debian 13 (the
+                          plan names the package version)
   plain                   no server and no tunnel: the same streams over
                           plain IP to the server's netns, the baseline of
                           the whole VM's CPU (report: CPU per MB added)
@@ -36,6 +38,11 @@ built there with `make pptpd/pptpd` (and `make plugin` where the ref has
 plugin/, the pppd plugin its pptpd.conf then names); the user's tree, index and worktree
 list are never touched. A finished build leaves `.regress-ok`, so the next
 run with the same commit and flags reuses it.
+
+With REGRESS_DEBIAN=N (12 or 13) on a machine of the other release, every
+build runs chrooted in a Debian N root (scripts/vm/mkroot, scripts/vm/
+in-root), against that release's pppd and libraries, in folders of their
+own (<key>-debN), and `poptop` is that root's package.
 """
 
 import hashlib
@@ -210,8 +217,48 @@ def resolve(repo, ref):
                      "WORKTREE, release vX.Y.Z or poptop)" % ref)
 
 
-def build_one(repo, build_root, spec, label, log=print, jobs=2):
-    """Build one version; returns its plan entry (how to run its server)."""
+RELEASES_BY_NUMBER = {"12": "bookworm", "13": "trixie"}
+
+
+def release_root(repo, number):
+    """The Debian root to build and measure in for REGRESS_DEBIAN=number,
+    or None for this machine's own release. Made once by scripts/vm/mkroot
+    (cached); raises BuildError when it cannot be."""
+    if not number:
+        return None
+    if number not in RELEASES_BY_NUMBER:
+        raise BuildError("REGRESS_DEBIAN=%s: only %s are known"
+                         % (number, " and ".join(sorted(RELEASES_BY_NUMBER))))
+    here = ""
+    for line in _read("/etc/os-release").splitlines():
+        if line.startswith("VERSION_ID="):
+            here = line.split("=", 1)[1].strip('"')
+    if here == number:
+        return None
+    p = subprocess.run([os.path.join(repo, "scripts", "vm", "mkroot"),
+                        RELEASES_BY_NUMBER[number]], stdout=subprocess.PIPE,
+                       stdin=subprocess.DEVNULL, universal_newlines=True)
+    root = p.stdout.strip()
+    if p.returncode != 0 or not os.path.isdir(root):
+        raise BuildError("no Debian %s root (scripts/vm/mkroot %s failed)"
+                         % (number, RELEASES_BY_NUMBER[number]))
+    return root
+
+
+def poptop_version(root):
+    """The version of Debian's pptpd package in root (or this machine)."""
+    p = subprocess.run(["dpkg-query", "--admindir=%s/var/lib/dpkg" % (root or ""),
+                        "-W", "-f=${Version}", "pptpd"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       universal_newlines=True)
+    return p.stdout.strip() if p.returncode == 0 else "?"
+
+
+def build_one(repo, build_root, spec, label, log=print, jobs=2, root=None,
+              root_tag=""):
+    """Build one version; returns its plan entry (how to run its server).
+    root: a Debian root of another release to build in (release_root),
+    root_tag its short name for the build folder."""
     ref, opts = parse_spec(spec)
     if ref.lower() == "plain":
         if opts:
@@ -223,12 +270,14 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
         if build_opts(opts):
             raise BuildError("poptop takes no build options (%s)" % spec)
         for f in (POPTOP, POPTOP_CTRL):
-            if not os.access(f, os.X_OK):
-                raise BuildError("%s not found: install Debian's pptpd "
-                                 "package for the poptop reference" % f)
+            if not os.access((root or "") + f, os.X_OK):
+                raise BuildError("%s%s not found: install Debian's pptpd "
+                                 "package for the poptop reference"
+                                 % (root or "", f))
         return {"label": label, "key": file_key(label), "spec": spec,
                 "kind": "poptop", "commit": None, "server": [POPTOP],
-                "conf": conf_lines(opts), "build": "Debian pptpd package"}
+                "conf": conf_lines(opts),
+                "build": "Debian pptpd package %s" % poptop_version(root)}
     sha, dirty = resolve(repo, ref)
     mv = make_vars(opts)
     plant = plant_path(opts)
@@ -240,6 +289,8 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
     if mv or plant:
         key += "-" + hashlib.sha1(repr(sorted(mv.items())).encode() +
                                   diff).hexdigest()[:8]
+    if root:
+        key += "-" + root_tag
     d = os.path.join(build_root, key)
     ok = os.path.join(d, ".regress-ok")
     binary = os.path.join(d, "pptpd", "pptpd")
@@ -289,6 +340,9 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2):
                 targets.append("plugin")
             for t in targets:
                 cmd = ["make", "-C", d, "-j%d" % jobs, t] + margs
+                if root:
+                    cmd = [os.path.join(repo, "scripts", "vm", "in-root"),
+                           root, "--tree", d, "--"] + cmd
                 lf.write(("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
                          .encode())
                 lf.flush()
