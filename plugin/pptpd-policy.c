@@ -31,7 +31,8 @@
  * - pppd (2.4.9 and 2.5) knows only "MPPE required" (wantoptions.mppe
  *   != 0: request it, refuse a peer that rejects it, hold IPCP until CCP
  *   is up) and "no MPPE" (both zero: reject a peer's MPPE request; a peer
- *   that requires it gives up).  require-128/require/deny map onto these directly.
+ *   that requires it gives up).  require-128/require/deny map onto
+ *   these directly.
  * - "allow" (MPPE if the client wants it, plaintext otherwise) does not
  *   exist in pppd.  We start as "required" and watch the client's CCP
  *   packets with snoop_recv_hook (called before pppd dispatches a received
@@ -149,7 +150,8 @@ static int
 set_report(char **argv)
 {
 	if (strlen(*argv) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		ppp_option_error(PLUGIN ": pptpd-report path too long: %s", *argv);
+		ppp_option_error(PLUGIN ": pptpd-report path too long: %s",
+		    *argv);
 		return 0;
 	}
 	free(opt_report);
