@@ -16,9 +16,65 @@ DIAL = {"name": "dial", "kind": "dial", "direction": "",
         "description": "server start until the tunnel is up at both ends"}
 
 
+class ReportError(Exception):
+    """A results folder that cannot be reported on (exit status 2)."""
+
+
+class Outcome:
+    """What a report concludes, and the exit status of regress/regress:
+    0 no regression, 1 regression, 2 could not measure (`failed` says
+    why: the run failed or was cut short)."""
+
+    def __init__(self, rows=None):
+        self.rows = rows or []
+        self.regressions = 0
+        self.failed = None
+
+    @property
+    def status(self):
+        if self.failed:
+            return 2
+        return 1 if self.regressions else 0
+
+
 def load(results_dir):
-    with open(os.path.join(results_dir, "raw.json")) as f:
-        return json.load(f)
+    path = os.path.join(results_dir, "raw.json")
+    try:
+        with open(path) as f:
+            raw = json.load(f)
+    except OSError as e:
+        raise ReportError("no results in %s: %s" % (results_dir,
+                                                    e.strerror or e))
+    except ValueError as e:
+        raise ReportError("%s is not JSON: %s" % (path, e))
+    if not isinstance(raw, dict) or not isinstance(raw.get("plan"), dict) \
+            or not isinstance(raw.get("records"), list):
+        raise ReportError("%s has no plan or no records" % path)
+    return raw
+
+
+def failure(raw):
+    """Why the run of `raw` cannot give a verdict, or None: measure.py
+    recorded an error (a dial, a stream or the bed failed), or a version
+    has fewer sessions than the plan's rounds (a run cut short). What was
+    measured is still shown, but no exit status may rest on it."""
+    if raw.get("error"):
+        return "the run failed: %s" % raw["error"]
+    plan = raw["plan"]
+    want = plan.get("rounds")
+    if not want or "sessions" not in raw:
+        return None
+    got = {}
+    for r in raw["sessions"]:
+        if not r.get("warmup"):
+            got[r.get("version")] = got.get(r.get("version"), 0) + 1
+    short = ["%s %d" % (v["label"], got.get(v["label"], 0))
+             for v in plan.get("versions", [])
+             if got.get(v["label"], 0) < want]
+    if short:
+        return "the run was cut short: sessions of %d round(s) planned, " \
+            "measured: %s" % (want, ", ".join(short))
+    return None
 
 
 def plain_labels(plan):
@@ -362,8 +418,11 @@ def _gq(text):
 def report(results_dir, threshold, log=print, out=sys.stdout,
            cpu_threshold=stats.CPU_THRESHOLD):
     """Analyse a results folder; print the table; write CSV + charts.
-    Returns (number of regressions, analysis rows)."""
+    Returns an Outcome (regressions, rows, exit status); ReportError when
+    the folder has no readable raw.json."""
     raw = load(results_dir)
+    res = Outcome()
+    res.failed = failure(raw)
     add_baseline(raw)
     labels, rows = analyse(raw, threshold, cpu_threshold)
     table(labels, rows, out=out)
@@ -403,6 +462,11 @@ def report(results_dir, threshold, log=print, out=sys.stdout,
     for kind, ln in lines:
         print(ln, file=out)
         n_reg += kind == stats.REGRESSION
+    if res.failed:
+        print("NO VERDICT: %s\n  (the table shows what was measured before "
+              "that; exit status 2)" % res.failed, file=out)
     print("results: %s (raw.json, summary.csv, rounds.csv, %d charts)"
           % (results_dir, len(pngs)), file=out)
-    return n_reg, rows
+    res.regressions = n_reg
+    res.rows = rows
+    return res

@@ -554,8 +554,9 @@ class TestReport(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "raw.json"), "w") as f:
                 json.dump(raw, f)
-            n, _ = report.report(d, 5.0, log=lambda *_: None,
-                                 out=io.StringIO(), cpu_threshold=5.0)
+            n = report.report(d, 5.0, log=lambda *_: None,
+                              out=io.StringIO(),
+                              cpu_threshold=5.0).regressions
         self.assertEqual(n, 0)
 
     def _with_dial(self, up_a, up_b):
@@ -583,6 +584,107 @@ class TestReport(unittest.TestCase):
         n, text, files = self._run(self._with_dial(3.1, 5.4))
         self.assertEqual(n, 1)
         self.assertIn("B REGRESSION: dial dial-in time 3.12 -> 5.42 s", text)
+
+
+REGRESS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "regress")
+
+
+def _script():
+    """regress/regress as a module (it has no .py), for main()/entry()."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("regress_script", REGRESS)
+    spec = importlib.util.spec_from_loader("regress_script", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+class TestExitContract(unittest.TestCase):
+    """0 no regression, 1 regression, 2 could not measure: on every path."""
+
+    def _report(self, raw=None, text=None):
+        """Exit status and output of `regress --report` on a folder with
+        this raw.json (None: none at all)."""
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            if raw is not None or text is not None:
+                with open(os.path.join(d, "raw.json"), "w") as f:
+                    f.write(text if text is not None else json.dumps(raw))
+            p = subprocess.run([sys.executable, REGRESS, "--report", d],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True,
+                               env=dict(os.environ, NO_COLOR="1"))
+        return p.returncode, p.stdout
+
+    def _failed_in_round_2(self):
+        """A run whose second round failed: round 1 of both versions and
+        round 2 of A measured, then B's dial failed (measure.py's error)."""
+        raw = TestReport()._raw(100, 100)
+        raw["records"] = [r for r in raw["records"] if r["round"] == 1 or
+                          (r["round"] == 2 and r["version"] == "A")]
+        raw["plan"]["rounds"] = 3
+        raw["sessions"] = [{"round": 1, "version": v, "warmup": False,
+                            "up_s": 3.1, "tries": 1} for v in "AB"] + [
+            {"round": 2, "version": "A", "warmup": False, "up_s": 3.1,
+             "tries": 1}, {"round": 2, "version": "B", "warmup": False}]
+        raw["error"] = "B: client pppd failed (exit 19): CHAP failed"
+        return raw
+
+    def test_a_failed_run_is_no_verdict(self):
+        rc, out = self._report(self._failed_in_round_2())
+        self.assertEqual(rc, 2, out)
+        self.assertIn("client pppd failed (exit 19)", out)
+        self.assertIn("NO VERDICT", out)
+
+    def test_a_run_cut_short_is_no_verdict(self):
+        # no error recorded (the VM died), but B has 1 session of 3
+        raw = self._failed_in_round_2()
+        raw["error"] = None
+        raw["sessions"] = raw["sessions"][:3]
+        rc, out = self._report(raw)
+        self.assertEqual(rc, 2, out)
+        self.assertIn("cut short", out)
+
+    def test_a_complete_run_keeps_its_status(self):
+        raw = TestReport()._raw(100, 100)
+        self.assertEqual(self._report(raw)[0], 0)
+        raw = TestReport()._raw(100, 140)
+        self.assertEqual(self._report(raw)[0], 1)
+
+    def test_no_raw_json_is_2(self):
+        rc, out = self._report()
+        self.assertEqual(rc, 2, out)
+        self.assertIn("no results in", out)
+        rc, out = self._report(text="{not json")
+        self.assertEqual(rc, 2, out)
+
+    def test_an_odd_raw_json_is_2(self):
+        # a record without metrics: a KeyError deep in the analysis
+        raw = TestReport()._raw(100, 100)
+        del raw["records"][0]["metrics"]
+        rc, out = self._report(raw)
+        self.assertEqual(rc, 2, out)
+        self.assertIn("KeyError", out)
+
+    def test_no_make_is_2(self):
+        mod = _script()
+
+        def no_make(*a, **k):
+            raise FileNotFoundError(2, "No such file or directory", "make")
+        mod.build.build_one, saved = no_make, mod.build.build_one
+        err = io.StringIO()
+        try:
+            sys.stderr, old = err, sys.stderr
+            with self.assertRaises(SystemExit) as cm:
+                getattr(mod, "entry", mod.main)(["regress", "--dry-run",
+                                                  "HEAD,HEAD"])
+        finally:
+            sys.stderr = old
+            mod.build.build_one = saved
+        self.assertEqual(cm.exception.code, 2)
+        self.assertIn("make", err.getvalue())
 
 
 def main():

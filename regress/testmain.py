@@ -24,7 +24,8 @@ def report_of(report, raw, threshold=5.0):
         with open(os.path.join(d, "raw.json"), "w") as f:
             json.dump(raw, f)
         out = io.StringIO()
-        n, rows = report.report(d, threshold, log=lambda *_: None, out=out)
+        res = report.report(d, threshold, log=lambda *_: None, out=out)
+        n, rows = res.regressions, res.rows
         files = {}
         for name in os.listdir(d):
             path = os.path.join(d, name)
