@@ -111,6 +111,15 @@ class Phased:
         except OSError:
             return "no answer"
 
+    def status(self):
+        """The exit status the host wrote in done-K (for a `client host`
+        stream: iperf3's), or None without one."""
+        try:
+            with open(self._path("done")) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+
     def result(self):
         try:
             with open(os.path.join(self.d, "res-%d.json" % self.k)) as f:

@@ -463,12 +463,42 @@ def _udp_side(j, sender):
     return None
 
 
+# A stream whose receiver counted less than this share of the planned
+# seconds was cut short (iperf3 stopped, a side died): no figure.
+CUT_SHORT = 0.95
+
+
+def iperf_result(status, text, stream):
+    """parse_iperf() of iperf3's output, given its exit status: a run that
+    failed is an error (ValueError) even when its report has figures, for
+    they are those of a stream cut short."""
+    try:
+        j = json.loads(text)
+    except ValueError:
+        j = None
+    if status != 0:
+        why = j.get("error") if isinstance(j, dict) else None
+        raise ValueError("iperf3 exited with status %s: %s" % (
+            status, why or (text or "").strip()[-200:] or "no output"))
+    if not isinstance(j, dict):
+        raise ValueError("iperf3: no JSON report")
+    return parse_iperf(j, stream)
+
+
 def parse_iperf(j, stream):
     """Metrics of one stream from the client's iperf3 -J report (made with
-    --get-server-output, so both ends' views are in it)."""
-    if "error" in j and not j.get("end", {}).get("sum_received"):
+    --get-server-output, so both ends' views are in it). A report with an
+    `error`, or whose receiver counted fewer seconds than planned, is a
+    stream cut short: ValueError, never a figure."""
+    if j.get("error"):
         raise ValueError("iperf3: %s" % j["error"])
     end = j["end"]
+    planned = (j.get("start", {}).get("test_start", {}).get("duration") or
+               stream.get("duration"))
+    got = end.get("sum_received", {}).get("seconds")
+    if planned and got is not None and got < planned * CUT_SHORT:
+        raise ValueError("iperf3: the stream was cut short (%.2f of %g s "
+                         "received)" % (got, planned))
     m = {}
     d = {}
     if stream["kind"] == "udp":
@@ -723,9 +753,8 @@ class Session:
         with open(raw_path, "w") as f:
             f.write(p.stdout)
         try:
-            j = json.loads(p.stdout)
-            m, d = parse_iperf(j, s)
-        except (ValueError, KeyError, TypeError) as e:
+            m, d = iperf_result(p.returncode, p.stdout, s)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise SessionError("%s: stream %s: %s (report in %s)" % (
                 self.v["label"], s["name"], e, raw_path))
         cpu_ticks, cpu_ns, per, vanished = cpu_delta(before, after)
@@ -802,7 +831,8 @@ class Session:
         with open(raw_path, "w") as f:
             json.dump(j, f)
         try:
-            m, d = parse_iperf(j, s)
+            # done-K holds host iperf3's exit status (hostload._iperf)
+            m, d = iperf_result(req.status(), json.dumps(j), s)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise SessionError("%s: stream %s: %s (report in %s)" % (
                 self.v["label"], s["name"], e, raw_path))

@@ -484,6 +484,47 @@ class TestIperfParse(unittest.TestCase):
             measure.parse_iperf({"error": "unable to connect"},
                                 {"kind": "udp", "size": 1200})
 
+    def test_an_error_with_figures_is_an_error(self):
+        # iperf3 stopped mid-stream ("the server has terminated") still
+        # writes sum_received: a stream cut short, not a measurement
+        j = _iperf_udp(False)
+        j["error"] = "the server has terminated"
+        with self.assertRaises(ValueError):
+            measure.parse_iperf(j, {"kind": "udp", "size": 1200})
+
+    def test_a_stream_cut_short_is_an_error(self):
+        j = _iperf_udp(False)
+        j["start"] = {"test_start": {"duration": 3}}
+        with self.assertRaisesRegex(ValueError, "cut short"):
+            measure.parse_iperf(j, {"kind": "udp", "size": 1200})
+        j["end"]["sum_received"]["seconds"] = 3.001
+        m, _ = measure.parse_iperf(j, {"kind": "udp", "size": 1200})
+        self.assertIsNotNone(m["throughput"])
+
+    def test_iperf3_exit_status(self):
+        s = {"kind": "udp", "size": 1200, "direction": "up"}
+        text = json.dumps(_iperf_udp(False))
+        m, _ = measure.iperf_result(0, text, s)
+        self.assertAlmostEqual(m["throughput"], 0.912)
+        # a complete-looking report from an iperf3 that failed
+        with self.assertRaisesRegex(ValueError, "status 1"):
+            measure.iperf_result(1, text, s)
+        with self.assertRaisesRegex(ValueError, "status 1: .*boom"):
+            measure.iperf_result(1, "iperf3: error - boom", s)
+        with self.assertRaises(ValueError):
+            measure.iperf_result(0, "", s)
+
+    def test_host_stream_status(self):
+        import hostload
+        with tempfile.TemporaryDirectory() as d:
+            req = hostload.Phased(d, [], ["-c", "x"], 10)
+            self.assertIsNone(req.status())
+            req.say("done")
+            self.assertIsNone(req.status())
+            with open(os.path.join(d, "load", "done-0"), "w") as f:
+                f.write("1\n")
+            self.assertEqual(req.status(), 1)
+
     def test_ping(self):
         out = ("64 bytes from 198.19.0.1: icmp_seq=1 ttl=64 time=3.41 ms\n"
                "64 bytes from 198.19.0.1: icmp_seq=2 ttl=64 time=3.52 ms\n"
