@@ -136,10 +136,30 @@ def pids_in_netns(ino):
     return out
 
 
-def proc_stat(pid):
-    """(comm, ppid, utime+stime in ticks, on-CPU ns) of a process, or None."""
+def thread_ns(pid, proc="/proc"):
+    """{tid: on-CPU ns} of every thread of a process (each thread's
+    /proc/PID/task/TID/schedstat; /proc/PID/schedstat alone is the main
+    thread's, so work moved into a thread would vanish), or None."""
+    out = {}
     try:
-        with open("/proc/%d/stat" % pid) as f:
+        tids = os.listdir("%s/%d/task" % (proc, pid))
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open("%s/%d/task/%s/schedstat" % (proc, pid, tid)) as f:
+                out[int(tid)] = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue    # a thread that just ended
+    return out or None
+
+
+def proc_stat(pid, proc="/proc"):
+    """(comm, ppid, utime+stime in ticks, {tid: on-CPU ns}) of a process,
+    or None. The ticks are the whole process's, ended threads included;
+    the ns are those of its live threads (thread_ns)."""
+    try:
+        with open("%s/%d/stat" % (proc, pid)) as f:
             s = f.read()
     except OSError:
         return None
@@ -147,13 +167,19 @@ def proc_stat(pid):
     rest = s[s.rindex(")") + 2:].split()
     ppid = int(rest[1])
     ticks = int(rest[11]) + int(rest[12])
-    ns = None
-    try:
-        with open("/proc/%d/schedstat" % pid) as f:
-            ns = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
-    return comm, ppid, ticks, ns
+    return comm, ppid, ticks, thread_ns(pid, proc)
+
+
+def _ns_delta(n0, n1):
+    """On-CPU ns between two readings of one process: per thread when the
+    readings are {tid: ns} (a thread born in between counts from zero; one
+    that ended is lost, and listed), else plain numbers. Returns (ns,
+    threads that ended)."""
+    if isinstance(n1, dict):
+        n0 = n0 if isinstance(n0, dict) else {}
+        ended = [t for t in n0 if t not in n1]
+        return sum(v - n0.get(t, 0) for t, v in n1.items()), ended
+    return n1 - (n0 or 0), []
 
 
 def server_snapshot(ino):
@@ -169,22 +195,26 @@ def server_snapshot(ino):
 def cpu_delta(before, after):
     """CPU seconds used between two snapshots: (by ticks, by ns, per comm).
 
-    A process that appears in between counts from zero; one that is gone
-    at the end is lost (counted in `vanished`).
+    The ns are summed over every thread of every process. A process or
+    thread that appears in between counts from zero; one that is gone at
+    the end is lost (listed in `vanished`).
     """
     ticks = 0
     ns = 0
     have_ns = True
     per = {}
+    vanished = []
     for pid, (comm, t1, n1) in after.items():
         _, t0, n0 = before.get(pid, (comm, 0, 0))
         ticks += t1 - t0
         if n1 is None or n0 is None:
             have_ns = False
         else:
-            ns += n1 - n0
+            d, ended = _ns_delta(n0, n1)
+            ns += d
+            vanished += ["%s thread %d" % (comm, t) for t in ended]
         per[comm] = per.get(comm, 0.0) + (t1 - t0) / CLK_TCK
-    vanished = [before[p][0] for p in before if p not in after]
+    vanished = [before[p][0] for p in before if p not in after] + vanished
     return (ticks / CLK_TCK, ns / 1e9 if have_ns else None, per, vanished)
 
 

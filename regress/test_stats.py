@@ -544,6 +544,54 @@ class TestIperfParse(unittest.TestCase):
         self.assertIn("pptpctrl", per)
 
 
+class TestThreadCPU(unittest.TestCase):
+    """Server CPU sums every thread's /proc/PID/task/TID/schedstat."""
+
+    def test_work_in_a_thread_is_counted(self):
+        import subprocess
+        # The main thread sleeps; a second thread spins until it has used
+        # 0.3 s of CPU, says so, and sleeps.
+        code = ("import threading, time, sys\n"
+                "def spin():\n"
+                "    while time.thread_time() < 0.3: pass\n"
+                "    print('spun', flush=True); time.sleep(60)\n"
+                "threading.Thread(target=spin, daemon=True).start()\n"
+                "time.sleep(60)\n")
+        p = subprocess.Popen([sys.executable, "-c", code],
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline().strip(), "spun")
+            comm, _, ticks, ns = measure.proc_stat(p.pid)
+            snap = {p.pid: (comm, ticks, ns)}
+        finally:
+            p.kill()
+            p.wait()
+        _, total, _, gone = measure.cpu_delta({}, snap)
+        self.assertGreaterEqual(total, 0.3)
+        self.assertEqual(gone, [])
+
+    def test_threads_born_and_ended_between_snapshots(self):
+        before = {7: ("pptpd", 10, {7: 100, 8: 50})}
+        after = {7: ("pptpd", 20, {7: 130, 9: 40})}
+        _, ns, _, gone = measure.cpu_delta(before, after)
+        # main +30 ns, new thread 9 from zero +40; thread 8 ended: lost
+        self.assertAlmostEqual(ns, 70e-9)
+        self.assertEqual(gone, ["pptpd thread 8"])
+
+    def test_a_fake_proc_tree(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "42", "task", "42"))
+            os.makedirs(os.path.join(d, "42", "task", "43"))
+            with open(os.path.join(d, "42", "stat"), "w") as f:
+                f.write("42 (pptpd) S 1 " + "0 " * 9 + "7 5 0 0\n")
+            for tid, ns in ((42, 1000), (43, 250000)):
+                with open(os.path.join(d, "42", "task", str(tid),
+                                       "schedstat"), "w") as f:
+                    f.write("%d 0 0\n" % ns)
+            self.assertEqual(measure.proc_stat(42, proc=d),
+                             ("pptpd", 1, 12, {42: 1000, 43: 250000}))
+
+
 class TestReport(unittest.TestCase):
     def _raw(self, base_cpu, new_cpu):
         recs = []
