@@ -47,6 +47,13 @@ ver=$("$pppd" --version 2>&1 | awk '{print $3}')
 expect "loads into pppd $ver, built for it" 0 \
 	"pptpd-policy: plugin for pppd ${ver//./\\.} loaded" -- \
 	plugin "$so" --version
+# pptpd's RADIUS setups load pppd's radius.so first: both in one pppd.
+radius=$(dirname "$(realpath "$pppd")")/../lib/pppd/$ver/radius.so
+if [ -e "$radius" ]; then
+	expect "loads beside pppd's radius.so" 0 \
+		"plugin for pppd ${ver//./\\.} loaded" -- \
+		plugin radius.so plugin "$so" --version
+fi
 expect "accepts its options with a good peers file" 0 'pppd version' -- \
 	plugin "$so" pptpd-peers "$tmp/good" pptpd-report /run/x.sock \
 	pptpd-call 7 pptpd-client 198.18.0.2 pptpd-logwtmp --version
