@@ -83,6 +83,11 @@ class Metric:
 METRICS = [
     Metric("up_s", "dial-in time", "s", LOWER, 0.3, "{:.3g}",
            kinds=("dial",)),
+    # Sessions whose first dial failed (measure.py retries once): a count,
+    # not a scatter; any in a compared version is a regression
+    # (report.py: dial_verdicts).
+    Metric("dial_failed", "failed first dials", "dials", LOWER, 0.0,
+           "{:.0f}", kinds=("dial",)),
     Metric("throughput", "throughput", "Mbit/s", HIGHER, 0.0, "{:.4g}"),
     Metric("cpu_per_mb", "server CPU per MB", "ms/MB", LOWER, 0.0, "{:.4g}"),
     # The whole guest's CPU (/proc/stat: user+nice+system+irq+softirq) per

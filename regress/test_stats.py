@@ -669,6 +669,43 @@ class TestReport(unittest.TestCase):
         self.assertEqual(line.count("3.12"), 2)
         self.assertNotIn("60", line)
 
+    def _with_tries(self, failed):
+        """Dials of 3.1 s; the sessions in `failed` ((version, round))
+        worked only on the retry."""
+        raw = self._with_dial(3.1, 3.1)
+        for r in raw["sessions"]:
+            bad = (r["version"], r["round"]) in failed
+            r["tries"] = 2 if bad else 1
+            if bad:
+                r["first_failure"] = "%s: client pppd failed (exit 19)" % \
+                    r["version"]
+        return raw
+
+    def test_a_failed_first_dial_is_a_regression(self):
+        # B's dial failed once and worked on the retry, with the same
+        # dial time: before, invisible (exit 0)
+        n, text, _ = self._run(self._with_tries({("B", 2)}))
+        self.assertEqual(n, 1)
+        self.assertIn("B REGRESSION: dial failed first dials 0 -> 1", text)
+        self.assertIn("dials: A 3 session(s), 3 tries, 0 failed first "
+                      "dial(s)", text)
+        self.assertIn("dials: B 3 session(s), 4 tries, 1 failed first "
+                      "dial(s) (round 2: B: client pppd failed (exit 19))",
+                      text)
+        line = next(ln for ln in text.splitlines()
+                    if ln.startswith("  failed first dials"))
+        self.assertEqual(line.split()[-4:], ["0", "1", "new", "regression"])
+
+    def test_the_baselines_failed_dial_is_shown_not_judged(self):
+        n, text, _ = self._run(self._with_tries({("A", 1)}))
+        self.assertEqual(n, 0)
+        self.assertIn("dials: A 3 session(s), 4 tries, 1 failed first "
+                      "dial(s) (round 1: A: client pppd failed (exit 19))"
+                      " -- the baseline's", text)
+        n, text, _ = self._run(self._with_tries(set()))
+        self.assertEqual(n, 0)
+        self.assertIn("failed first dials", text)
+
     def test_dial_in_regression(self):
         n, text, files = self._run(self._with_dial(3.1, 5.4))
         self.assertEqual(n, 1)
