@@ -29,12 +29,22 @@ class Outcome:
         self.rows = rows or []
         self.regressions = 0
         self.failed = None
+        # (version, stream, metric label, rounds that would settle it)
+        self.inconclusive = []
+        # compared versions none of whose throughput and CPU rows was
+        # decided (ROUNDS=1, or everything too noisy)
+        self.undecided = []
 
     @property
     def status(self):
+        """2 could not measure, 1 regression, 3 inconclusive (a metric
+        points to a regression the rounds cannot show yet, or a version
+        has no throughput or CPU row decided), 0 no regression."""
         if self.failed:
             return 2
-        return 1 if self.regressions else 0
+        if self.regressions:
+            return 1
+        return 3 if self.inconclusive or self.undecided else 0
 
 
 def load(results_dir):
@@ -268,7 +278,7 @@ def table(labels, rows, out=sys.stdout, color=None):
         marks = []
         for lab in labels[1:]:
             c = row["cmp"][lab]
-            verdict = c["verdict"] + ("?" if c["noisy"] else "")
+            verdict = verdict_text(c)
             cells += [_cell(m, c), _change(c), verdict]
             marks.append(c["verdict"])
         lines.append(("row", cells, marks, m.key == "cpu_per_mb"))
@@ -298,6 +308,8 @@ def table(labels, rows, out=sys.stdout, color=None):
         text = fmt(cells)
         if "regression" in marks:
             text = st(text, "31;1")
+        elif stats.INCONCLUSIVE in marks:
+            text = st(text, "33;1")
         elif "improvement" in marks:
             text = st(text, "32")
         elif bold:
@@ -306,19 +318,75 @@ def table(labels, rows, out=sys.stdout, color=None):
     print("-" * w, file=out)
 
 
+def _rounds(c):
+    if c.get("rounds"):
+        return "%d rounds" % c["rounds"]
+    return "more than %d rounds" % max(stats.MAX_ROUNDS, 2 * len(
+        c.get("pairs") or [])) if len(c.get("pairs") or []) > 1 else \
+        "more rounds"
+
+
+def verdict_text(c):
+    """The verdict cell: the verdict, with the rounds that would settle an
+    undecided one; `?` only for a pooled comparison's noisy change."""
+    v = c["verdict"]
+    if v in (stats.INCONCLUSIVE, stats.TOO_NOISY):
+        return "%s (%s)" % (v, _rounds(c).replace("more than ", ">")
+                            .replace(" rounds", "").replace("more", "?"))
+    return v + ("?" if c["noisy"] else "")
+
+
+def _ci(c):
+    if not c.get("ci"):
+        return ""
+    return ", 95 %% interval %+.1f .. %+.1f %%" % tuple(c["ci"])
+
+
 def verdict_lines(labels, rows):
-    """Summary sentences: every regression and improvement."""
+    """Summary sentences: every regression, improvement and inconclusive
+    metric, and per version the metrics too noisy to vote."""
     out = []
     for lab in labels[1:]:
+        noisy = []
         for row in rows:
             c = row["cmp"][lab]
+            m = row["metric"]
+            what = "%s %s" % (row["stream"]["name"], m.label)
+            if c["verdict"] == stats.TOO_NOISY:
+                noisy.append("%s (%s)" % (what, _rounds(c)))
+            if c["verdict"] == stats.INCONCLUSIVE:
+                out.append((c["verdict"], "%s INCONCLUSIVE: %s %s -> %s %s "
+                            "(%s%s): %s would settle it" % (
+                                lab, what, m.format(c["base_median"]),
+                                m.format(c["median"]), m.unit,
+                                _change(c) or "changed", _ci(c),
+                                _rounds(c))))
             if c["verdict"] not in (stats.REGRESSION, stats.IMPROVEMENT):
                 continue
-            m = row["metric"]
-            out.append((c["verdict"], "%s %s: %s %s %s -> %s %s (%s)" % (
-                lab, c["verdict"].upper(), row["stream"]["name"], m.label,
+            out.append((c["verdict"], "%s %s: %s %s -> %s %s (%s%s)" % (
+                lab, c["verdict"].upper(), what,
                 m.format(c["base_median"]), m.format(c["median"]), m.unit,
-                _change(c) or "changed")))
+                _change(c) or "changed", _ci(c))))
+        if noisy:
+            out.append((stats.TOO_NOISY, "%s too noisy to vote on "
+                        "(reported, not voted; the rounds that would "
+                        "resolve each): %s" % (lab, "; ".join(noisy))))
+    return out
+
+
+def undecided_versions(labels, rows, plains=()):
+    """Compared versions none of whose throughput and server CPU rows got
+    a verdict (regression, improvement or same): a run that decided
+    nothing about them cannot say "no regression" (ROUNDS=1)."""
+    out = []
+    for lab in labels[1:]:
+        if lab in plains:
+            continue
+        key = [row["cmp"][lab]["verdict"] for row in rows
+               if row["metric"].key in ("throughput", "cpu_per_mb")]
+        if key and not any(v in (stats.REGRESSION, stats.IMPROVEMENT,
+                                 stats.SAME) for v in key):
+            out.append(lab)
     return out
 
 
@@ -348,7 +416,8 @@ def write_csv(results_dir, raw, labels, rows):
         w = csv.writer(f)
         w.writerow(["stream", "kind", "direction", "metric", "unit", "better",
                     "version", "rounds", "median", "min", "max", "spread_pct",
-                    "change_pct", "verdict", "noisy", "p_value", "values"])
+                    "change_pct", "verdict", "noisy", "p_value", "values",
+                    "ci_low_pct", "ci_high_pct", "rounds_to_resolve"])
         for row in rows:
             s, m = row["stream"], row["metric"]
             for lab in labels:
@@ -361,7 +430,11 @@ def write_csv(results_dir, raw, labels, rows):
                             _num(c["change"]) if lab != labels[0] else "",
                             c["verdict"] if lab != labels[0] else "baseline",
                             int(c["noisy"]), _num(c["p"]),
-                            ";".join(_num(x) for x in xs)])
+                            ";".join(_num(x) for x in xs)] +
+                           ([_num(x) for x in c["ci"]] if c.get("ci") and
+                            lab != labels[0] else ["", ""]) +
+                           [_num(c.get("rounds")) if lab != labels[0]
+                            else ""])
     rounds = os.path.join(results_dir, "rounds.csv")
     with open(rounds, "w", newline="") as f:
         w = csv.writer(f)
@@ -481,11 +554,14 @@ def report(results_dir, threshold, log=print, out=sys.stdout,
           "(pptpd, Poptop's pptpctrl,\n  pppd) per megabyte carried through "
           "the tunnel; it shows a server regression\n  even when something "
           "else sets the tunnel's speed. Cells: median of the rounds\n"
-          "  ±(max-min)/median; change: median of the per-round changes "
-          "(round i of each\n  version ran side by side). `?`: a change "
-          "beyond the threshold that is not\n  clear of the noise (the "
-          "rounds' pairs disagree, or scatter as much as the\n  change): "
-          "run more ROUNDS.", file=out)
+          "  ±(max-min)/median; change: mean of the per-round changes "
+          "(round i of each\n  version ran side by side). Verdicts: a "
+          "paired t-test with the threshold\n  (regress/README.md, "
+          "\"Verdicts\"): `inconclusive (N)`: beyond the threshold\n  "
+          "the worse way, not shown by the pairs yet, N rounds would "
+          "settle it (exit 3);\n  `too noisy (N)`: the pairs scatter more "
+          "than the threshold can be told\n  from, reported, not voted.",
+          file=out)
     if plain_labels(raw["plan"]):
         print("  VM CPU per MB: the whole guest's CPU (user+nice+system+irq+"
               "softirq of\n  /proc/stat) per MB of payload; `plain` runs the "
@@ -515,6 +591,21 @@ def report(results_dir, threshold, log=print, out=sys.stdout,
     for kind, ln in lines:
         print(ln, file=out)
         n_reg += kind == stats.REGRESSION
+    for lab in labels[1:]:
+        for row in rows:
+            c = row["cmp"][lab]
+            if c["verdict"] == stats.INCONCLUSIVE:
+                res.inconclusive.append((lab, row["stream"]["name"],
+                                         row["metric"].label, c["rounds"]))
+    res.undecided = undecided_versions(labels, rows,
+                                       plain_labels(raw["plan"]))
+    for lab in res.undecided:
+        print("%s UNDECIDED: no throughput or CPU row could be decided "
+              "(ROUNDS=%s); no verdict of \"no regression\" (exit 3)"
+              % (lab, raw["plan"].get("rounds", "?")), file=out)
+    if res.inconclusive and not n_reg:
+        print("INCONCLUSIVE (exit 3): rerun with ROUNDS=%d" % max(
+            r or 0 for _, _, _, r in res.inconclusive), file=out)
     if res.failed:
         print("NO VERDICT: %s\n  (the table shows what was measured before "
               "that; exit status 2)" % res.failed, file=out)

@@ -22,19 +22,29 @@ and a verdict that fires only when the change is both large and real:
 Otherwise the verdict is "same"; when the change was large but not real the
 comparison is flagged "noisy" so the reader knows to run more rounds.
 
-That is the pooled comparison. The suite's rounds run side by side (round i
-of every version back to back in one VM), and report.py asks for the
-paired one (compare_paired) wherever both versions have 3 rounds or more
-in common: per-round differences, each of the same sign and together
-beyond their own range.
+That is the pooled comparison, kept for lists that are not round for
+round. The suite's rounds run side by side (round i of every version back
+to back in one VM), and report.py always asks for the paired one
+(compare_paired): a paired t-test of the per-round differences together
+with the minimum effect, whose error rates are known at any scatter, and
+five outcomes -- regression, improvement, same, inconclusive (the rounds
+point to a regression that they cannot yet show: exit status 3, with the
+rounds that would settle it) and too noisy (reported, not voted).
+`python3 regress/stats.py --simulate` prints the rule's simulated error
+rates (regress/README.md, "Verdicts").
 """
 
 import itertools
 import math
+import random
+import sys
 
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 SAME = "same"
+# The paired rule's two undecided outcomes (compare_paired).
+INCONCLUSIVE = "inconclusive"
+TOO_NOISY = "too noisy"
 # The cell of `plain` (no tunnel), a baseline measured beside the versions:
 # it is shown, never compared.
 NO_TUNNEL = "no tunnel"
@@ -47,13 +57,13 @@ LOWER = "lower"     # lower is better
 # A-vs-A), and a 5 % cost must clear it on every stream, TCP included.
 CPU_THRESHOLD = 3.0
 
-# Fewest rounds of both versions for the paired verdict: with 3 pairs all
-# of one sign happen by chance 1 time in 4, so the change must also beat
-# the threshold and the pairs' own scatter; with fewer, pooled rules.
-MIN_PAIRS = 3
-# From this many pairs on, one or more dissenting pairs may be outvoted
-# (exact sign test, p < alpha) instead of every pair agreeing.
-SIGN_TEST_PAIRS = 6
+# The paired rule's error rate: a two-sided (1 - ALPHA) t interval of the
+# mean per-round difference, so a false regression (or improvement) at
+# most ALPHA / 2 of the time, at any scatter.
+ALPHA = 0.05
+# An undecided metric that would need more rounds than this (or than
+# twice the run's) to be decided is "too noisy": reported, not voted.
+MAX_ROUNDS = 10
 
 
 class Metric:
@@ -191,15 +201,68 @@ def mann_whitney_p(a, b, max_exact=200000):
     return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2.0))))
 
 
-def sign_test_p(pos, neg):
-    """Exact two-sided sign test: p of a split at least as uneven as
-    pos:neg among pos+neg fair coin flips (ties left out beforehand)."""
-    n = pos + neg
-    if n == 0:
-        return 1.0
-    k = min(pos, neg)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0 ** n
-    return min(1.0, 2.0 * tail)
+def t_within(t, df):
+    """P(|T| < t) for Student's t with `df` (an integer >= 1) degrees of
+    freedom: the closed forms by the parity of df (with theta =
+    atan(t / sqrt(df)), a finite series in cos(theta)^2)."""
+    if t <= 0:
+        return 0.0
+    th = math.atan(t / math.sqrt(df))
+    c2 = math.cos(th) ** 2
+    if df % 2:
+        term, acc = 1.0, 1.0 if df > 1 else 0.0
+        for k in range(1, (df - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            acc += term
+        if df == 1:
+            return 2 * th / math.pi
+        return 2 / math.pi * (th + math.sin(th) * math.cos(th) * acc)
+    term, acc = 1.0, 1.0
+    for k in range(1, df // 2):
+        term *= c2 * (2 * k - 1) / (2 * k)
+        acc += term
+    return math.sin(th) * acc
+
+
+_T_CACHE = {}
+
+
+def t_quantile(q, df):
+    """The t with P(|T| < t) = q (df degrees of freedom), by bisection."""
+    key = (q, df)
+    if key not in _T_CACHE:
+        lo, hi = 0.0, 1.0
+        while t_within(hi, df) < q:
+            hi *= 2
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            if t_within(mid, df) < q:
+                lo = mid
+            else:
+                hi = mid
+        _T_CACHE[key] = (lo + hi) / 2
+    return _T_CACHE[key]
+
+
+def half_width(s, n, alpha=ALPHA):
+    """Half the (1 - alpha) t interval of a mean of n values with sample
+    standard deviation s."""
+    return t_quantile(1 - alpha, n - 1) * s / math.sqrt(n)
+
+
+def rounds_to_resolve(s, effect, alpha=ALPHA, most=1000):
+    """Fewest rounds n whose (1 - alpha) interval is narrower than
+    `effect` on each side, if the pairs keep scattering by s: then the
+    rule decides (regression or same) whatever the truth. None beyond
+    `most`."""
+    if effect <= 0:
+        return None
+    if s == 0:
+        return 2
+    for n in range(2, most + 1):
+        if half_width(s, n, alpha) < effect:
+            return n
+    return None
 
 
 def pairs_of(base, other):
@@ -212,21 +275,22 @@ def pairs_of(base, other):
 
 
 def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05,
-            noise=0.0, paired=False, min_pairs=MIN_PAIRS):
+            noise=0.0, paired=False):
     """Compare the rounds of `other` against those of `base`.
 
     `noise` (percent) is the scatter the metric is known to have on this
     stream: the change must exceed threshold + noise.
     With `paired`, `base` and `other` are round for round (round i of each
-    ran next to each other) and, given `min_pairs` complete rounds, the
-    verdict is the paired one (compare_paired); otherwise, and without
-    `paired`, the rounds are pooled.
+    ran next to each other) and the verdict is the paired one
+    (compare_paired, whatever the number of complete pairs: with fewer
+    than 2 it is "too noisy"); otherwise, and when the lists are not
+    round for round, the rounds are pooled.
     Returns a dict with the medians, spreads, change (percent, None when
     the baseline median is 0), verdict, and why.
     """
     if paired:
         pairs = pairs_of(base, other)
-        if pairs is not None and len(pairs) >= min_pairs:
+        if pairs is not None:
             return compare_paired(pairs, better, threshold, floor, alpha,
                                   noise)
     base = [x for x in base if x is not None]
@@ -278,79 +342,155 @@ def compare(base, other, better, threshold=5.0, floor=0.0, alpha=0.05,
     return res
 
 
-def compare_paired(pairs, better, threshold=5.0, floor=0.0, alpha=0.05,
+def compare_paired(pairs, better, threshold=5.0, floor=0.0, alpha=ALPHA,
                    noise=0.0):
     """The verdict from rounds run side by side: round i of the baseline
     and round i of the other version ran one after the other in the same
-    VM, so whatever drifts between rounds (the host's load, the guest's
-    caches) moves both alike. Per round:
+    VM, so whatever drifts between rounds moves both alike. With the
+    differences d_i = other_i - base_i, counted in the "worse" direction
+    (so d > 0 is worse whichever way the metric is better):
 
-      d_i = (other_i - base_i) / |median(base)|      (percent)
+      E      = max((threshold + noise) % of |median(base)|, floor)
+               the minimum effect that matters;
+      mean   = mean(d_i), s = their standard deviation, n pairs;
+      CI     = mean -+ t(1 - alpha/2, n - 1) * s / sqrt(n)   (95 %)
 
-    change = median(d_i), and a verdict only when all of these hold:
+      regression    CI above 0 and mean > E: the change is both real
+                    (a paired t-test) and large (beyond the threshold);
+      improvement   the same the other way;
+      same          |mean| <= E and the CI inside -2 E .. 2 E: a change
+                    of 2 E or more is ruled out;
+      inconclusive  the mean and the median of the d_i are beyond E the
+                    worse way, but the CI reaches 0: rerun with the
+                    rounds that would narrow the CI below E (rounds);
+      too noisy     the rest: the pairs scatter more than the rule can
+                    resolve at this n, or would need more than
+                    max(MAX_ROUNDS, 2n) rounds (rounds; None: more than
+                    that, or a single pair). Reported, not voted.
 
-      * |change| > threshold + noise, and the median absolute difference
-        of the pairs exceeds the metric's floor;
-      * every pair agrees in sign with the change, and |change| exceeds
-        the range (max - min) of the d_i: the pairs' own scatter, so pairs
-        of +2 %, +4 % and +7 % give none. (Half the range would pass three
-        draws of one sign from any wide noise 9 % of the time; the whole
-        range, under 4.5 %; and where each version's rounds scatter by
-        sigma = 0.8 % it still finds a 5 % change 49 times in 50.)
-      * from SIGN_TEST_PAIRS pairs on, instead: an exact sign test of the
-        pairs with p < alpha (a dissenting pair may be outvoted).
-
-    A change beyond the threshold that fails the other two is "noisy".
-    The pooled medians and spreads are reported as in compare().
+    Error rates, with normal scatter of any size (the t statistic does not
+    depend on it): a false regression at most alpha / 2 = 2.5 % of the
+    time; "same" for a real change of 2 E or more at most 2.5 %. Power and
+    the share left undecided depend on the scatter: simulate() and
+    regress/README.md. The medians, spreads and the percent change (the
+    mean of the d_i in percent of the baseline's median, in the metric's
+    own direction) are reported as in compare().
     """
     base = [b for b, _ in pairs]
     other = [o for _, o in pairs]
+    n = len(pairs)
     res = {
         "base_median": median(base), "median": median(other),
         "base_spread": spread_pct(base), "spread": spread_pct(other),
-        "change": None, "verdict": SAME, "noisy": False, "p": None,
+        "change": None, "verdict": TOO_NOISY, "noisy": False, "p": None,
         "separated": False, "reason": "", "paired": True, "pairs": [],
-        "pair_spread": None,
+        "pair_spread": None, "ci": None, "effect": None, "rounds": None,
     }
+    if n == 0:
+        res["reason"] = "no data"
+        return res
     mb = res["base_median"]
+    sign = -1.0 if better == HIGHER else 1.0
     diffs = [o - b for b, o in pairs]
-    mdiff = median(diffs)
-    if mb != 0:
-        rel = [x / abs(mb) * 100.0 for x in diffs]
+    worse = [sign * d for d in diffs]
+    scale = abs(mb) / 100.0 if mb else None
+    effect = max((threshold + noise) * scale if scale else 0.0, floor)
+    mean = sum(worse) / n
+    if scale:
+        rel = [d / scale for d in diffs]
         res["pairs"] = rel
-        res["change"] = median(rel)
+        res["change"] = sum(rel) / n
         res["pair_spread"] = max(rel) - min(rel)
-        large = abs(res["change"]) > threshold + noise and \
-            abs(mdiff) > floor
-        within_noise = abs(res["change"]) <= res["pair_spread"] and \
-            len(pairs) < SIGN_TEST_PAIRS
-        center = res["change"]
+        res["effect"] = effect / scale
+    if n < 2:
+        res["reason"] = "a single round: nothing to measure the scatter by"
+        return res
+    sd = math.sqrt(sum((x - mean) ** 2 for x in worse) / (n - 1))
+    hw = half_width(sd, n, alpha)
+    lo, hi = mean - hw, mean + hw
+    if scale:
+        res["ci"] = sorted((sign * lo / scale, sign * hi / scale))
+    if sd > 0:
+        tstat = abs(mean) / (sd / math.sqrt(n))
+        res["p"] = 1.0 - t_within(tstat, n - 1)
     else:
-        large = abs(mdiff) > floor
-        within_noise = False
-        center = mdiff
-    pos = sum(1 for d in diffs if d > 0)
-    neg = sum(1 for d in diffs if d < 0)
-    agree = pos if center > 0 else neg
-    if len(pairs) >= SIGN_TEST_PAIRS:
-        res["p"] = sign_test_p(pos, len(pairs) - pos) if center > 0 else \
-            sign_test_p(len(pairs) - neg, neg)
-        consistent = center != 0 and res["p"] < alpha
+        res["p"] = 0.0 if mean else 1.0
+    res["separated"] = lo > 0 or hi < 0
+    res["rounds"] = rounds_to_resolve(sd, effect, alpha,
+                                      max(MAX_ROUNDS, 2 * n))
+    if lo > 0 and mean > effect:
+        res["verdict"] = REGRESSION
+        res["reason"] = "beyond the threshold, and the pairs show it " \
+            "(t interval above 0)"
+    elif hi < 0 and -mean > effect:
+        res["verdict"] = IMPROVEMENT
+        res["reason"] = "beyond the threshold, and the pairs show it " \
+            "(t interval below 0)"
+    elif abs(mean) <= effect and (abs(mean) + hw < 2 * effect or
+                                  (hw == 0 and mean == 0)):
+        res["verdict"] = SAME
+        res["reason"] = "within the threshold, with an interval that " \
+            "rules out twice the threshold"
+    elif mean > effect and median(worse) > effect and \
+            res["rounds"] is not None:
+        res["verdict"] = INCONCLUSIVE
+        res["reason"] = "a change beyond the threshold the worse way that " \
+            "the pairs do not show yet"
     else:
-        consistent = center != 0 and agree == len(pairs)
-    res["separated"] = consistent
-    if not large:
-        res["reason"] = "within threshold"
-        return res
-    if not consistent:
-        res["noisy"] = True
-        res["reason"] = "the rounds' pairs disagree"
-        return res
-    if within_noise:
-        res["noisy"] = True
-        res["reason"] = "change within the scatter of the pairs"
-        return res
-    worse = mdiff < 0 if better == HIGHER else mdiff > 0
-    res["verdict"] = REGRESSION if worse else IMPROVEMENT
-    res["reason"] = "beyond threshold, every pair agrees"
+        res["verdict"] = TOO_NOISY
+        res["reason"] = "the pairs scatter more than the threshold can " \
+            "be told from"
     return res
+
+
+def simulate(sigma, delta=0.0, n=3, threshold=CPU_THRESHOLD, trials=20000,
+             seed=1, outliers=0.0):
+    """Share of each outcome of compare_paired for a metric whose rounds
+    scatter with a normal sigma (percent of its value, each version's
+    round on its own), when the other version is `delta` percent worse,
+    n rounds. `outliers`: that share of rounds scatter five times as
+    much (heavier tails than normal). Seeded: the same numbers each run."""
+    rng = random.Random(seed)
+    out = {v: 0 for v in (REGRESSION, IMPROVEMENT, SAME, INCONCLUSIVE,
+                          TOO_NOISY)}
+
+    def draw():
+        k = 5.0 if outliers and rng.random() < outliers else 1.0
+        return rng.gauss(0.0, sigma * k)
+    for _ in range(trials):
+        pairs = [(100.0 + draw(), 100.0 + delta + draw()) for _ in range(n)]
+        out[compare_paired(pairs, LOWER, threshold)["verdict"]] += 1
+    return {k: v / trials for k, v in out.items()}
+
+
+def simulation_table(n_list=(3, 5), sigmas=(0.25, 0.5, 1, 2, 3, 5, 10),
+                     threshold=CPU_THRESHOLD, trials=20000):
+    """The table of regress/README.md: per n and sigma, the outcomes
+    A-vs-A (no change) and with a change of 5 % and of 2 x threshold."""
+    lines = ["| rounds | sigma | A-vs-A: regression / inconclusive / same / "
+             "too noisy | +5 %%: regression / inconclusive / same / too "
+             "noisy | +%g %%: same |" % (2 * threshold),
+             "| --- | --- | --- | --- | --- |"]
+
+    def pct(x):
+        return "%.1f" % (100 * x)
+    for n in n_list:
+        for sg in sigmas:
+            a = simulate(sg, 0.0, n, threshold, trials)
+            b = simulate(sg, 5.0, n, threshold, trials, seed=2)
+            c = simulate(sg, 2 * threshold, n, threshold, trials, seed=3)
+            lines.append("| %d | %g %% | %s / %s / %s / %s | %s / %s / %s / "
+                         "%s | %s |" % (
+                             n, sg, pct(a[REGRESSION]), pct(a[INCONCLUSIVE]),
+                             pct(a[SAME]), pct(a[TOO_NOISY]),
+                             pct(b[REGRESSION]), pct(b[INCONCLUSIVE]),
+                             pct(b[SAME]), pct(b[TOO_NOISY]), pct(c[SAME])))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--simulate"]:
+        print(simulation_table())
+    else:
+        print("usage: python3 regress/stats.py --simulate", file=sys.stderr)
+        sys.exit(2)
