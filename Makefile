@@ -191,6 +191,14 @@ check: deps
 	scripts/check-release $(DEBIAN) $(E2E_SUITES)
 endif
 
+# make check-systemd [DEBIAN=13]: the unit under a real systemd. The VM
+# boots with systemd as PID 1, installs the build and drives pptpd with
+# systemctl, real clients and FreeRADIUS on each data path
+# (tests/systemd/check, doc/systemd.md); DEBIAN=N over that release's root.
+check-systemd: deps
+	tests/systemd/check $(if $(DEBIAN),--debian $(DEBIAN))
+.PHONY: check-systemd
+
 deps:
 	scripts/install-deps
 

@@ -1,0 +1,393 @@
+#!/bin/bash
+# tests/systemd/test_unit.sh -- the shipped unit under a real systemd: pptpd
+# installed with `make install` (PREFIX=/usr/local), started, reloaded,
+# stopped and killed with systemctl, with real clients (pptp-linux + pppd in
+# netns cli) and pppd's radius.so against a real FreeRADIUS (netns rad), on
+# each data path: engine, kernel and auto.
+#
+# It rewrites /etc/pptpd.conf, /etc/ppp and /usr/local: it runs only in the
+# test VM booted with systemd as PID 1, which throws all of it away:
+#
+#   tests/systemd/check                 (make check-systemd; Debian 13:
+#   tests/systemd/check --debian 13      make check-systemd DEBIAN=13)
+#
+# Topology: pptpd runs where systemd starts it, in the VM's own network
+# namespace, on bridge br0 198.18.0.1/24; the client netns cli (198.18.0.2)
+# and FreeRADIUS's netns rad (198.18.0.250) hang off br0. The server's
+# pppd options and RADIUS client files are examples/radius/'s, installed
+# where they say (/etc/ppp/options.pptpd, /etc/pptpd/radius/), on top of
+# Debian's own /etc/ppp/options and ip-up.d scripts.
+#
+# Per data path: the session comes up and passes traffic; `systemctl
+# reload` keeps it (same pppd, same interface, ping); `systemctl status`
+# shows the session count (sd_notify STATUS=); `systemctl stop` hangs up
+# cleanly (the client logs the Call-Disconnect-Notify, FreeRADIUS gets the
+# Accounting-Stop, pptpd exits 0 well within TimeoutStopSec, systemd kills
+# nothing); pptpd SIGKILLed alone (`systemctl kill -s KILL --kill-who=main`,
+# as a crash) leaves no pppd: each ends cleanly (its own log lines down to
+# "Exit.", its Accounting-Stop; on the kernel path on systemd's SIGTERM),
+# none is SIGKILLed, and the unit restarts and takes a new session. Once, on
+# the first data path: `systemctl kill -s KILL` (every process of the unit,
+# systemctl's default) leaves no pppd either, and the journal names each
+# pppd it killed. First, a bad pptpd.conf: the start fails and is not
+# retried. Kernel and auto start with the pptp module unloaded (when the
+# launcher provides the VM kernel's pptp.ko): the unit must get it loaded.
+#
+#   UNIT_IN=FILE   test this unit source instead of systemd/pptpd.service.in
+#                  (e.g. an older one: `git show REV:systemd/pptpd.service.in`)
+#   DATAPATHS="kernel auto engine"   which data paths, in this order
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+if [ -z "${PPTPD_IN_VM:-}" ] || [ ! -d /run/systemd/system ]; then
+	echo "test_unit.sh: needs the test VM with systemd as PID 1 (it rewrites /etc): run tests/systemd/check" >&2
+	exit 2
+fi
+
+# ---------------------------------------------------------------- install
+# Before lib.sh's private /etc/ppp (e2e_init): the server's files must be
+# where systemd's pptpd and its pppd see them.
+if [ "${E2E_MNTNS:-}" != 1 ]; then
+	t0=$SECONDS
+	make -s -C "$root" install >/dev/null
+	if [ -n "${UNIT_IN:-}" ]; then
+		sed -e 's|@SBINDIR@|/usr/local/sbin|g' -e 's|@SYSCONFDIR@|/etc|g' "$UNIT_IN" \
+			>/usr/local/lib/systemd/system/pptpd.service
+	fi
+	# The VM masks the distribution's pptpd.service (Poptop's); ours, in
+	# /usr/local/lib/systemd/system, wins over Poptop's in /lib.
+	rm -f /etc/systemd/system/pptpd.service
+	systemctl daemon-reload
+	install -m 0644 "$root/examples/radius/options.pptpd" /etc/ppp/options.pptpd
+	mkdir -p /etc/pptpd/radius
+	cp "$root"/examples/radius/{radiusclient.conf,servers,dictionary,port-id-map} /etc/pptpd/radius/
+	chmod 600 /etc/pptpd/radius/servers
+	# The VM kernel's pptp.ko (tests/systemd/check extracts it from the
+	# kernel package): the module can then be unloaded and must be
+	# loaded again from inside the unit.
+	kver=$(uname -r)
+	mods=$root/build/systemd-vm/lib/modules/$kver
+	if [ -d "$mods" ] && [ ! -e "/lib/modules/$kver/modules.dep" ]; then
+		mkdir -p "/lib/modules/$kver"
+		cp -a "$mods/." "/lib/modules/$kver/"
+		depmod "$kver"
+	fi
+	echo "# installed in $((SECONDS - t0)) s: $(systemctl show -p FragmentPath --value pptpd)"
+fi
+
+. "$root/tests/e2e/lib.sh"
+DATAPATHS=${DATAPATHS:-kernel auto engine}
+UNIT=pptpd.service
+
+e2e_init
+# pptpd in the VM's own netns: br0 there, cli and rad on it (not netns_up:
+# lib.sh's netns srv would be this namespace, which netns_down empties).
+ip link del br0 2>/dev/null || true
+ip -batch - <<EOF
+link add br0 type bridge
+addr add $SERVER_IP/24 dev br0
+link set br0 up
+EOF
+for spec in "$NS_CLI:198.18.0.2" "$NS_RAD:$RADIUS_IP"; do
+	ns=${spec%%:*}
+	ip netns del "$ns" 2>/dev/null || true
+	ip netns add "$ns"
+	echo "$ns" >>"$E2E_DIR/.netns"
+	ip link add "v-$ns" type veth peer name eth0 netns "$ns"
+	ip link set "v-$ns" master br0 up
+	ip -n "$ns" -batch - <<-EOF
+		link set lo up
+		addr add ${spec#*:}/24 dev eth0
+		link set eth0 up
+	EOF
+done
+
+freeradius_conf "$root/examples/radius/freeradius/users"
+freeradius_start
+tap_ok "FreeRADIUS ready in netns $NS_RAD ($RADIUS_IP)"
+
+# ---------------------------------------------------------------- helpers
+# The journal of the unit (pptpd's stderr, pppd's syslog, systemd's lines
+# about the unit) since the phase began, in $E2E_SERVER_LOG.
+JCURSOR=
+jmark() { JCURSOR=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'); }
+jsync() {
+	journalctl -u "$UNIT" --no-pager -o short-precise ${JCURSOR:+--after-cursor="$JCURSOR"} \
+		>"$E2E_SERVER_LOG" 2>&1 || true
+}
+jhas() { jsync; grep -Eq -- "$1" "$E2E_SERVER_LOG"; }
+# jwait REGEX [SECONDS]
+jwait() {
+	local end=$((SECONDS + ${2:-20}))
+	while [ "$SECONDS" -lt "$end" ]; do
+		jhas "$1" && return 0
+		e2e_sleep 0.5
+	done
+	return 1
+}
+prop() { systemctl show -p "$1" --value "$UNIT"; }
+main_pid() { prop MainPID; }
+# pppd processes in this (the server's) network namespace: the unit's, or
+# orphans; the clients' live in netns cli.
+server_pppds() {
+	local d c
+	for d in /proc/[0-9]*; do
+		read -r c 2>/dev/null <"$d/comm" || continue
+		[ "$c" = pppd ] && [[ $d/ns/net -ef /proc/1/ns/net ]] && echo "${d#/proc/}"
+	done
+	return 0
+}
+unit_procs() {
+	local cg
+	cg=$(prop ControlGroup)
+	[ -n "$cg" ] && cat "/sys/fs/cgroup$cg/cgroup.procs" 2>/dev/null || true
+}
+server_ppp_if() { ip -o link show type ppp | awk -F': ' '{ print $2; exit }'; }
+cdn_count() { grep -c 'Call disconnect notification received' "$E2E_SYSLOG" || true; }
+# acct N STATUS SID: FreeRADIUS's detail files hold a record of STATUS for
+# the session (waits up to N seconds).
+acct() {
+	local i
+	for ((i = 0; i < $1 * 5; i++)); do
+		radius_detail | awk -v RS= -v sid="$3" -v st="$2" '
+			index($0, "Acct-Session-Id = \"" sid "\"") && $0 ~ ("Acct-Status-Type = " st) { f = 1 }
+			END { exit !f }' && return 0
+		e2e_sleep 0.2
+	done
+	return 1
+}
+# The session's Acct-Session-Id, from pptpd's session start line.
+session_id() {
+	jwait 'session start: .* user alice ' 20 || true
+	sed -n 's/.*session start: .* user alice .* acct-session-id \([^ ]*\).*/\1/p' "$E2E_SERVER_LOG" | tail -n 1
+}
+# gone PID SECONDS: the process has ended.
+gone() {
+	local i
+	for ((i = 0; i < $2 * 5; i++)); do proc_alive "$1" || return 0; e2e_sleep 0.2; done
+	return 1
+}
+# The pptp module unloaded, when it can come back from /lib/modules.
+unload_pptp() {
+	if [ ! -e "/lib/modules/$(uname -r)/modules.dep" ]; then
+		diag "no /lib/modules/$(uname -r) in the VM: the pptp module stays loaded (run tests/systemd/check)"
+		return 0
+	fi
+	if [ -d /sys/module/pptp ]; then
+		rmmod pptp || { diag "rmmod pptp failed: $(cat /sys/module/pptp/refcnt)"; return 0; }
+	fi
+	check "pptp module unloaded before pptpd starts" test ! -d /sys/module/pptp
+}
+write_conf() {
+	cat >/etc/pptpd.conf <<-EOF
+		# tests/systemd/test_unit.sh
+		option /etc/ppp/options.pptpd
+		localip $TUNNEL_LOCAL_IP
+		remoteip $TUNNEL_REMOTE_RANGE
+		datapath $1
+	EOF
+}
+# dial NAME: alice dials in; the server's pppd in SPPPD, the session in SID.
+dial() {
+	local ip i
+	ip=$(client_up "$1" alice alicepass)
+	tap_ok "$DP: alice dialed in: tunnel $ip ($(client_dial_time "$1") s)"
+	SPPPD=
+	for ((i = 0; i < 25; i++)); do
+		SPPPD=$(children "$(main_pid)" | head -n 1)
+		[ -n "$SPPPD" ] && break
+		e2e_sleep 0.2
+	done
+	SID=$(session_id)
+}
+# restarted OLDPID NRESTARTS: the unit is active again with another pptpd.
+restarted() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ "$(prop ActiveState)" = active ] && [ "$(prop NRestarts)" -gt "$2" ] &&
+			[ "$(main_pid)" != 0 ] && [ "$(main_pid)" != "$1" ] && return 0
+		e2e_sleep 0.2
+	done
+	return 1
+}
+
+my_exit() {
+	local rc=$?
+	set +e
+	jsync
+	systemctl stop "$UNIT" >/dev/null 2>&1
+	freeradius_stop
+	(exit "$rc")
+	e2e_exit
+}
+trap my_exit EXIT
+
+# ---------------------------------------------------------------- per path
+phase() {
+	DP=$1
+	diag "==== datapath $DP"
+	jmark
+	systemctl stop "$UNIT" 2>/dev/null || true
+	systemctl reset-failed "$UNIT" 2>/dev/null || true
+	write_conf "$DP"
+	[ "$DP" != engine ] && unload_pptp
+	local t0=$SECONDS
+	if ! systemctl start "$UNIT"; then
+		tap_not_ok "$DP: systemctl start pptpd"
+		jsync
+		tail -n 15 "$E2E_SERVER_LOG" | sed 's/^/#   /'
+		return 0
+	fi
+	tap_ok "$DP: systemctl start pptpd: active, main pid $(main_pid) ($((SECONDS - t0)) s)"
+	case $DP in
+	engine) want='data path: engine \(datapath engine\)' ;;
+	*) want="data path: kernel PPTP channel \(datapath $DP\)" ;;
+	esac
+	check "$DP: pptpd logs its data path: /${want//\\/}/" jwait "$want" 5
+	[ "$DP" != engine ] && check "$DP: the pptp module is loaded" test -d /sys/module/pptp
+
+	# ---- the session
+	dial "c-$DP"
+	check "$DP: session start logged with an Acct-Session-Id (${SID:-none})" test -n "$SID"
+	if [ "$DP" = engine ]; then
+		check "$DP: server pppd $SPPPD on a pty" eval '! pppd_on_kernel_path "$SPPPD"'
+	else
+		check "$DP: server pppd $SPPPD on the kernel's PPTP channel (no pty)" pppd_on_kernel_path "$SPPPD"
+	fi
+	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 10 "$DP: 10 pings through the tunnel"
+	check "$DP: FreeRADIUS got the Accounting-Start" acct 10 Start "$SID"
+
+	# ---- systemctl status: the session count
+	local st i
+	for ((i = 0; i < 25; i++)); do
+		st=$(systemctl status "$UNIT" --no-pager 2>&1 || true)
+		grep -q 'Status: "1 session active, 1 control connection"' <<<"$st" && break
+		e2e_sleep 0.2
+	done
+	check "$DP: systemctl status shows 'Status: \"1 session active, 1 control connection\"'" \
+		grep -q 'Status: "1 session active, 1 control connection"' <<<"$st"
+
+	# ---- reload keeps the session
+	local ifname pid0
+	ifname=$(server_ppp_if) pid0=$(main_pid)
+	check "$DP: systemctl reload pptpd succeeds" systemctl reload "$UNIT"
+	check "$DP: pptpd logged the reload" jwait 'SIGHUP: reloading' 10
+	check "$DP: after reload: the same pptpd ($pid0), active" \
+		test "$(main_pid)/$(prop ActiveState)" = "$pid0/active"
+	check "$DP: after reload: the same server pppd $SPPPD and interface $ifname" \
+		test "$(children "$(main_pid)" | head -n 1)/$(server_ppp_if)" = "$SPPPD/$ifname"
+	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$DP: pings still pass after the reload"
+
+	# ---- stop hangs up cleanly
+	local cdn0 cpid t1 dt
+	cdn0=$(cdn_count) cpid=$(client_pid "c-$DP")
+	t1=$(now_us)
+	systemctl stop "$UNIT" || true
+	dt=$(us_to_s $(($(now_us) - t1)))
+	check "$DP: systemctl stop returned in $dt s (TimeoutStopSec $(prop TimeoutStopUSec))" \
+		assert_lt "$dt" 15
+	check "$DP: stopped: pptpd exited 0 (Result $(prop Result), code $(prop ExecMainCode), status $(prop ExecMainStatus))" \
+		test "$(prop Result)/$(prop ExecMainStatus)" = "success/0"
+	check "$DP: systemd killed nothing (no 'Killing process' in the journal)" eval '! jhas "Killing process"'
+	check "$DP: server pppd $SPPPD ended on pptpd's hang-up: '$(jhas "pppd\[$SPPPD\]: (Connection terminated|Modem hangup|Terminating)" && grep -Eo "pppd\[$SPPPD\]: (Connection terminated|Modem hangup|Terminating on signal [0-9]+)" "$E2E_SERVER_LOG" | head -n 1)'" \
+		jhas "pppd\[$SPPPD\]: (Connection terminated|Modem hangup|Terminating on signal)"
+	wait_for_log "$E2E_SYSLOG" "Call disconnect notification received" 10 || true
+	check "$DP: the client's pptp got the Call-Disconnect-Notify" test "$(cdn_count)" -gt "$cdn0"
+	check "$DP: FreeRADIUS got the Accounting-Stop for $SID" acct 15 Stop "$SID"
+	check "$DP: the client's pppd ended" gone "$cpid" 15
+	check "$DP: no pppd left on the server ($(server_pppds | xargs))" test -z "$(server_pppds)"
+
+	# ---- pptpd alone SIGKILLed (a crash): its pppd must not live on
+	kill_main
+}
+
+# killed NAME LABEL [OPTION...]: the unit started, alice dialed in as NAME,
+# then `systemctl kill -s KILL [OPTION...] pptpd`; the unit must restart
+# and the server's pppd ($SPPPD) end. KCPID: the client's pppd.
+killed() {
+	local name=$1 label=$2 pid0 n0
+	shift 2
+	if ! systemctl start "$UNIT"; then
+		tap_not_ok "$label: systemctl start pptpd"
+		return 1
+	fi
+	dial "$name"
+	KCPID=$(client_pid "$name") pid0=$(main_pid) n0=$(prop NRestarts)
+	systemctl kill -s KILL "$@" "$UNIT"
+	check "$label: the unit restarted (pid $pid0 -> $(restarted "$pid0" "$n0"; main_pid))" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" != "$pid0"
+	check "$label: pppd $SPPPD is gone" gone "$SPPPD" 30
+	jsync
+	diag "$label: systemd: $(grep -E 'systemd\[1\]' "$E2E_SERVER_LOG" | sed 's/.*systemd\[1\]: //' | paste -sd '|')"
+}
+
+# kill_main: pptpd SIGKILLed alone, as a crash or the OOM killer would.
+kill_main() {
+	jmark
+	[ "$DP" != engine ] && unload_pptp
+	killed "k-$DP" "$DP: SIGKILL to pptpd alone" --kill-who=main || return 0
+	diag "pppd $SPPPD's last words: $(grep -E "pppd\[$SPPPD\]" "$E2E_SERVER_LOG" | grep -Ev ': (rcvd|sent) \[' | tail -n 8 | sed 's/.*pppd\[[0-9]*\]: //' | paste -sd '|')"
+	check "$DP: systemd sent pppd $SPPPD no SIGKILL" eval '! jhas "Killing process $SPPPD \(pppd\) with signal SIGKILL"'
+	check "$DP: pppd $SPPPD ended cleanly: it logged its Exit" jhas "pppd\[$SPPPD\]: Exit\."
+	# What ended it: on the engine path the pty, which died with pptpd
+	# (pppd's "Modem hangup"), or systemd's SIGTERM; on the kernel path
+	# nothing of pptpd's is left in pppd's hands but the report channel,
+	# so only systemd's SIGTERM (KillMode=control-group) ends it.
+	if [ "$DP" = engine ]; then
+		check "$DP: pppd $SPPPD ended on its pty's hangup or systemd's SIGTERM" \
+			jhas "pppd\[$SPPPD\]: (Modem hangup|Terminating on signal 15)"
+	else
+		check "$DP: pppd $SPPPD ended on systemd's SIGTERM ('Terminating on signal 15')" \
+			jhas "pppd\[$SPPPD\]: Terminating on signal 15"
+	fi
+	check "$DP: FreeRADIUS got its Accounting-Stop ($SID)" acct 15 Stop "$SID"
+	check "$DP: no pppd left over on the server ($(server_pppds | xargs))" test -z "$(server_pppds)"
+	check "$DP: the client's pppd ended" gone "$KCPID" 30
+	dial "k2-$DP"
+	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "$DP: the restarted pptpd takes a new session"
+	client_down "k2-$DP"
+}
+
+# kill_all: `systemctl kill -s KILL pptpd`, which signals every process of
+# the unit (--kill-who=all, systemctl's default): pppd too, at once.
+kill_all() {
+	DP=$1
+	diag "==== systemctl kill -s KILL (all the unit's processes), datapath $DP"
+	jmark
+	write_conf "$DP"
+	systemctl stop "$UNIT" 2>/dev/null || true
+	systemctl reset-failed "$UNIT" 2>/dev/null || true
+	killed "a-$DP" "kill all" || return 0
+	check "kill all: no pppd left over on the server ($(server_pppds | xargs))" test -z "$(server_pppds)"
+	check "kill all: the journal says pptpd was killed" jhas "Main process exited, code=killed, status=9/KILL"
+	check "kill all: the journal names pppd $SPPPD as SIGKILLed on request (the trace it cannot leave itself)" \
+		jhas "Sending signal SIGKILL to process $SPPPD \(pppd\) on client request"
+	# Nothing can send it: pppd had no chance to run radius.so's ip-down.
+	if acct 5 Stop "$SID"; then diag "kill all: Accounting-Stop for $SID"; else diag "kill all: no Accounting-Stop for $SID (as expected: pppd was SIGKILLed)"; fi
+	check "kill all: the client's pppd ended" gone "$KCPID" 30
+}
+
+assert_lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+diag "unit: $(prop FragmentPath); KillMode $(prop KillMode), TimeoutStopSec $(prop TimeoutStopUSec)"
+
+# An error in pptpd.conf: the start fails, and is not retried (the same
+# file would fail again).
+jmark
+printf 'datapath sideways\n' >/etc/pptpd.conf
+check "a bad pptpd.conf: systemctl start fails" eval '! systemctl start "$UNIT" 2>/dev/null'
+e2e_sleep 2
+check "a bad pptpd.conf: pptpd says why (exit status $(prop ExecMainStatus)), and the unit is not restarted (NRestarts $(prop NRestarts))" \
+	test "$(prop ExecMainStatus)/$(prop NRestarts)/$(prop ActiveState)" = 2/0/failed
+jhas 'pptpd.conf:1' || diag "no pptpd.conf:1 in the journal: $(tail -n 3 "$E2E_SERVER_LOG")"
+for dp in $DATAPATHS; do
+	phase "$dp"
+done
+kill_all "${DATAPATHS%% *}"
+jmark
+systemctl stop "$UNIT"
+check "finally: systemctl stop leaves the unit inactive, no process in it" \
+	test "$(prop ActiveState)" = inactive -a -z "$(unit_procs)"
+e2e_done
