@@ -229,6 +229,13 @@ bench: gre/libgre.a common/libcommon.a
 bench-scale: all
 	scripts/bed/bench_scale.py $(if $(QUICK),--quick)
 
+# make deb: the Debian package pptpd-ng (debian/, doc/packaging.md), built
+# by dpkg-buildpackage -b in a copy of the tree (debian/build-deb); the .deb,
+# the build log and lintian's report land in build/deb/.
+deb: deps
+	debian/build-deb build/deb
+.PHONY: deb
+
 install: all
 	install -D -m 0755 pptpd/pptpd $(DESTDIR)$(SBINDIR)/pptpd
 	install -D -m 0755 ctl/pptpctl $(DESTDIR)$(SBINDIR)/pptpctl
