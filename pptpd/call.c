@@ -363,10 +363,30 @@ call_setup_done(struct call *c)
 	c->srv->nsetups--;
 }
 
+/* The session is not up after call-setup-timeout. With the plugin's
+ * reports it is hung up: pppd's own negotiation and authentication have
+ * given up by then, and the call holds a pool address and a root process
+ * for a peer that has not authenticated. It counts as a setup until its
+ * pppd is reaped, so a peer cannot start another in its place before it
+ * has gone. Without the reports (noplugin) an up session cannot be told
+ * from one that is not: the call only stops counting as a setup. */
 static void
 call_setup_timeout(void *arg)
 {
-	call_setup_done(arg);
+	struct call *c = arg;
+	struct server *s = c->srv;
+
+	if (s->conf->noplugin) {
+		call_setup_done(c);
+		return;
+	}
+	if (c->state != CALL_ACTIVE)
+		return;   /* going already */
+	log_rl(&s->rl_call, loop_now(s->loop), LOG_NOTICE, "call %u/%u %s: "
+	    "session not up within %d s (call-setup-timeout): hanging up",
+	    c->id, c->peer_id, c->client_str, s->conf->setup_timeout);
+	call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN,
+	    "session not up in time (call-setup-timeout)");
 }
 
 /* pppd has not written in CALL_PTY_HOLD_MS: it waits for the peer. */
@@ -389,8 +409,8 @@ call_hold(struct call *c)
 	client_setup_add(c->client);
 	s->nsetups++;
 	c->in_setup = 1;
-	loop_timer_set(s->loop, &c->setup_timer, CALL_SETUP_MS,
-	    call_setup_timeout, c);
+	loop_timer_set(s->loop, &c->setup_timer,
+	    (uint64_t)s->conf->setup_timeout * 1000, call_setup_timeout, c);
 }
 
 /* The call is on the server's list from here on. */

@@ -43,9 +43,6 @@ struct conf;
 /* A hang-up of ours lets pppd end LCP (its Terminate-Request still goes
  * out over GRE) for this long before the line is cut. */
 #define CALL_HANGUP_MS      4000
-/* A call counts as a setup (call-setups) until its session is up, its
- * pppd is reaped, or this long: Windows itself gives up by then. */
-#define CALL_SETUP_MS       30000
 /* Frames toward pppd wait until it has taken the line (gre_call_hold_pty):
  * at most this long, for a pppd that waits for the peer to speak first. */
 #define CALL_PTY_HOLD_MS    2000
@@ -70,7 +67,9 @@ struct call {
 	struct ctrl      *ctrl;        /* NULL once detached */
 	struct client    *client;      /* its address's entry, until reaped */
 	enum call_state   state;
-	int               in_setup;    /* counted in call-setups */
+	/* Counted in call-setups until its session is up or its pppd is
+	 * reaped; a session not up in call-setup-timeout is hung up. */
+	int               in_setup;
 	uint16_t          id;          /* ours, in the peer's GRE key */
 	uint16_t          peer_id;     /* the peer's */
 	struct in_addr    peer;

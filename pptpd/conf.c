@@ -76,6 +76,8 @@ static const struct key keys[] = {
 	{ "call-setups", K_INT, F(setups), 1, 65535, NULL },
 	{ "call-setups-per-client", K_INT, F(setups_per_client), 1, 65535, NULL },
 	{ "call-rate-per-client", K_INT, F(call_rate), 1, 10000, NULL },
+	{ "call-setup-timeout", K_INT, F(setup_timeout), 1, 3600, NULL },
+	{ "pool-share-per-client", K_INT, F(pool_share), 1, 100, NULL },
 	{ "stop-timeout", K_INT, F(stop_timeout), 1, 3600, NULL },
 	{ "plugin",      K_PATH,  F(plugin),      0, 0, NULL },
 	{ "noplugin",    K_FLAG,  F(noplugin),    0, 0, NULL },
@@ -581,11 +583,14 @@ conf_init(struct conf *c)
 	set_str(&c->plugin, CONF_DEFAULT_PLUGIN);
 	c->listen.s_addr = htonl(INADDR_ANY);
 	c->connections = CONF_DEFAULT_CONNECTIONS;
+	c->per_client = CONF_DEFAULT_PER_CLIENT;
 	c->calls_per_conn = CONF_DEFAULT_CALLS_PER_CONN;
 	c->calls_per_client = CONF_DEFAULT_CALLS_PER_CLIENT;
 	c->setups = CONF_DEFAULT_SETUPS;
 	c->setups_per_client = CONF_DEFAULT_SETUPS_PER_CLIENT;
 	c->call_rate = CONF_DEFAULT_CALL_RATE;
+	c->setup_timeout = CONF_DEFAULT_SETUP_TIMEOUT;
+	c->pool_share = CONF_DEFAULT_POOL_SHARE;
 	c->stop_timeout = CONF_DEFAULT_STOP_TIMEOUT;
 	c->stimeout = CONF_DEFAULT_STIMEOUT;
 }

@@ -8,8 +8,8 @@
  * Keys: option FILE, ppp PATH, pidfile PATH, speed N (1..2147483647),
  * localip SPEC, remoteip SPEC (see pool.h), listen IPV4, connections N
  * (1..65535), stimeout SECONDS (1..3600), noipparam, debug, logwtmp.
- * Our own: connections-per-client N (0..65535, 0 = no limit) caps control
- * connections from one client address; calls-per-connection N (1..65535)
+ * Our own: connections-per-client N (0..65535, 0 = no limit, default 32)
+ * caps control connections from one client address; calls-per-connection N (1..65535)
  * caps the calls one control connection carries (pptp-linux puts every
  * tunnel from one host on one connection); calls-per-client N (0..65535,
  * 0 = no limit) caps the calls, live or still ending, from one address,
@@ -18,6 +18,10 @@
  * starts in progress (started, session not up yet, or ending before it
  * was) overall and from one address; call-rate-per-client N (1..10000)
  * is how many calls per second one address may start (a burst of N);
+ * call-setup-timeout SECONDS (1..3600) hangs up a call whose session is
+ * not up by then (with the plugin's reports; without them the call only
+ * stops counting as a setup); pool-share-per-client PERCENT (1..100) is
+ * the share of the pool's addresses one address may hold (at least one);
  * stop-timeout SECONDS (1..3600) bounds a graceful stop; plugin PATH is the pptpd-policy pppd
  * plugin given to every pppd; noplugin leaves it out; peers FILE is the
  * per-peer MPPE policy file the plugin reads (pptpd-peers(5)). 'peers' or
@@ -54,6 +58,12 @@
 #define CONF_DEFAULT_SPEED       "115200"
 #define CONF_DEFAULT_CONNECTIONS 100
 #define CONF_DEFAULT_STIMEOUT    30     /* seconds; what Windows waits */
+/* Control connections from one address: as many as the calls it may
+ * place (Windows opens one connection per call), so a NAT with a few
+ * dozen users fits, while one host cannot take every slot of the
+ * default `connections` (the slots of connections that hold no call can
+ * also be taken over when all are taken: ctrl_evictable). */
+#define CONF_DEFAULT_PER_CLIENT        32
 /* pptp-linux carries every tunnel from one host on one connection; a host
  * with more than 16 tunnels to one server is unusual, and it can open a
  * second connection. */
@@ -66,6 +76,14 @@
 #define CONF_DEFAULT_SETUPS            64
 #define CONF_DEFAULT_SETUPS_PER_CLIENT 8
 #define CONF_DEFAULT_CALL_RATE         10     /* calls/s from one address */
+/* A call whose session is not up this long is hung up: pppd's own LCP
+ * and authentication give up well before (radius.so: 3 tries of 10 s),
+ * and until then it holds a pool address and a root process for somebody
+ * who has not authenticated. */
+#define CONF_DEFAULT_SETUP_TIMEOUT     60     /* seconds */
+/* The share of the pool (percent) one address may hold: never all of it,
+ * so another address can always get a call. */
+#define CONF_DEFAULT_POOL_SHARE        50
 #define CONF_DEFAULT_STOP_TIMEOUT      10     /* seconds */
 #define CONF_DEFAULT_DAE_PORT          3799   /* RFC 5176 */
 #define CONF_ERR_LEN             256
@@ -102,6 +120,8 @@ struct conf {
 	int            calls_per_client;   /* 0: any */
 	int            setups, setups_per_client;
 	int            call_rate;          /* call setups/s from one address */
+	int            setup_timeout;      /* seconds for a session to come up */
+	int            pool_share;         /* percent of the pool per address */
 	int            stop_timeout;       /* seconds */
 	char          *plugin;        /* pptpd-policy.so */
 	int            noplugin;

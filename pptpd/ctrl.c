@@ -8,7 +8,11 @@
  *
  * A connection without a live call (before its first OCRQ, and after its
  * last call has ended) is stopped after `stimeout` seconds: a peer that
- * only answers echoes cannot hold a connection slot for ever.
+ * only answers echoes cannot hold a connection slot for ever. Until then
+ * it is on one of the server's lists of connections that hold no call
+ * (ctrl_idle_arm), oldest first: when every slot is taken, a newcomer
+ * takes the place of the first (ctrl_evict), so connections that say
+ * nothing, or nothing but SCCRQ, cannot keep anybody out.
  *
  * Everything a connection receives is validated here at the entry point; a
  * message that cannot be framed closes this connection only. A message that
@@ -27,6 +31,7 @@
 #include "client.h"
 #include "ctrl.h"
 #include "msg.h"
+#include "pool.h"
 #include "server.h"
 #include "version.h"
 
@@ -50,6 +55,10 @@ struct ctrl {
 	unsigned          ncalls;          /* on `calls` */
 	unsigned          nlive;           /* of those, not ended yet */
 	struct loop_timer setup_timer;     /* SCCRQ, then a call, in time */
+	/* While it holds no live call: its place on the server's
+	 * ctrls_unstarted or ctrls_idle (NULL: on neither). */
+	TAILQ_ENTRY(ctrl) idle_entry;
+	struct ctrl_list *idle_list;
 	struct loop_timer echo_timer;
 	struct loop_timer stop_timer;      /* StopCCRP in time */
 	int               stop_sent;
@@ -94,12 +103,31 @@ ctrl_setup_timeout(void *arg)
 		ctrl_stop(c, PPTP_CDN_ADMIN_SHUTDOWN, "no call in time");
 }
 
-/* No live call: the connection has `stimeout` to place one. */
+/* It holds a live call now, or is going: no longer a candidate for
+ * eviction, and no deadline to place a call. */
+static void
+ctrl_idle_disarm(struct ctrl *c)
+{
+	loop_timer_cancel(c->srv->loop, &c->setup_timer);
+	if (c->idle_list == NULL)
+		return;
+	TAILQ_REMOVE(c->idle_list, c, idle_entry);
+	c->idle_list = NULL;
+}
+
+/* No live call: the connection has `stimeout` to place one (to send its
+ * SCCRQ first, before it is established), and joins the newest end of
+ * the eviction candidates. */
 static void
 ctrl_idle_arm(struct ctrl *c)
 {
-	loop_timer_set(c->srv->loop, &c->setup_timer,
-	    (uint64_t)c->srv->conf->stimeout * 1000, ctrl_setup_timeout, c);
+	struct server *s = c->srv;
+	ctrl_idle_disarm(c);
+	c->idle_list = c->state == CTRL_WAIT_SCCRQ ? &s->ctrls_unstarted :
+	    &s->ctrls_idle;
+	TAILQ_INSERT_TAIL(c->idle_list, c, idle_entry);
+	loop_timer_set(s->loop, &c->setup_timer,
+	    (uint64_t)s->conf->stimeout * 1000, ctrl_setup_timeout, c);
 }
 
 struct ctrl *
@@ -158,7 +186,7 @@ ctrl_close(struct ctrl *c, const char *reason)
 		call_detach(call);
 	}
 	c->ncalls = c->nlive = 0;
-	loop_timer_cancel(s->loop, &c->setup_timer);
+	ctrl_idle_disarm(c);
 	loop_timer_cancel(s->loop, &c->echo_timer);
 	loop_timer_cancel(s->loop, &c->stop_timer);
 	loop_fd_del(s->loop, &c->lf);
@@ -268,7 +296,7 @@ ctrl_stop(struct ctrl *c, uint8_t cdn_result, const char *reason)
 	c->state = CTRL_STOPPING;
 	log_rl(&c->srv->rl_conn, loop_now(c->srv->loop), LOG_INFO,
 	    "ctrl %s: stopping: %s", c->name, reason);
-	loop_timer_cancel(c->srv->loop, &c->setup_timer);
+	ctrl_idle_disarm(c);
 	for (call = TAILQ_FIRST(&c->calls); call != NULL; call = next) {
 		next = TAILQ_NEXT(call, c_entry);
 		call_hangup(call, cdn_result, reason);
@@ -308,6 +336,23 @@ ctrl_abort(struct ctrl *c, const char *reason)
 	m.u.stop.reason_or_result = PPTP_STOP_REASON_LOCAL;
 	if (ctrl_send(c, &m) == 0)
 		ctrl_close(c, reason);
+}
+
+int
+ctrl_evict(struct server *s)
+{
+	struct ctrl *c = TAILQ_FIRST(&s->ctrls_unstarted);
+
+	if (c != NULL) {
+		ctrl_close(c, "replaced by a new connection (every slot taken, "
+		    "and this one had sent no Start-Control-Connection-Request)");
+		return 0;
+	}
+	if ((c = TAILQ_FIRST(&s->ctrls_idle)) == NULL)
+		return -1;
+	ctrl_abort(c, "replaced by a new connection (every slot taken, and "
+	    "this one had placed no call)");
+	return 0;
 }
 
 static void
@@ -397,6 +442,22 @@ ctrl_call_by_id(struct ctrl *c, uint16_t id)
 	return NULL;
 }
 
+/* The pool addresses one client address may hold (pool-share-per-client,
+ * at least one); 0: no cap but the pool itself (no pool, or a share that
+ * is all of it). Every call holds one until its pppd is reaped, so its
+ * calls are what it holds. */
+static unsigned
+ctrl_pool_cap(const struct server *s)
+{
+	if (s->pool == NULL)
+		return 0;
+	size_t size = pool_size(s->pool);
+	size_t cap = size * (size_t)s->conf->pool_share / 100;
+	if (cap == 0)
+		cap = 1;
+	return cap < size ? (unsigned)cap : 0;
+}
+
 /* May this OCRQ start a call? NULL if so; otherwise why not, with the
  * OCRP result and error to answer. Calls still ending count everywhere:
  * their pppd and their address are still held. */
@@ -420,6 +481,10 @@ ctrl_call_refusal(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
 	if (conf->calls_per_client &&
 	    client_calls(c->client) >= (unsigned)conf->calls_per_client)
 		return "too many calls from this address (calls-per-client)";
+	unsigned pool_cap = ctrl_pool_cap(s);
+	if (pool_cap != 0 && client_calls(c->client) >= pool_cap)
+		return "this address holds its share of the pool "
+		    "(pool-share-per-client)";
 	*result = PPTP_OCRP_BUSY;
 	*error = PPTP_ERR_NONE;
 	if (client_setups(c->client) >= (unsigned)conf->setups_per_client)
@@ -455,7 +520,7 @@ ctrl_on_ocrq(struct ctrl *c, const struct pptp_msg *m)
 	TAILQ_INSERT_TAIL(&c->calls, call, c_entry);
 	c->ncalls++;
 	c->nlive++;
-	loop_timer_cancel(c->srv->loop, &c->setup_timer);
+	ctrl_idle_disarm(c);
 	r.u.ocrp.call_id = call->id;
 	r.u.ocrp.result = PPTP_OCRP_CONNECTED;
 	r.u.ocrp.speed = m->u.ocrq.max_bps;

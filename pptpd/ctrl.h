@@ -39,6 +39,13 @@ void ctrl_close(struct ctrl *c, const char *reason);
 void ctrl_stop(struct ctrl *c, uint8_t cdn_result, const char *reason);
 /* ctrl_stop() every connection of the server. */
 void ctrl_stop_all(struct server *s, uint8_t cdn_result, const char *reason);
+/* Every slot is taken and a newcomer knocks: close the connection that
+ * has held no call the longest, one that has not sent its
+ * Start-Control-Connection-Request first, then one established without a
+ * call (a Stop-Control-Connection-Request for the record). Returns 0 when
+ * a slot was freed, -1 when every connection carries a call or is
+ * stopping. */
+int ctrl_evict(struct server *s);
 
 /* A call of this connection ended (pppd may still be running): tell the
  * peer with a Call-Disconnect-Notify if `result` is non-zero. */

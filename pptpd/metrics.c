@@ -63,6 +63,8 @@ static const struct {
 	{ "calls from this address too fast (call-rate-per-client)",
 	  REFUSAL_CALL_RATE },
 	{ "address pool exhausted", REFUSAL_POOL_EXHAUSTED },
+	{ "this address holds its share of the pool (pool-share-per-client)",
+	  REFUSAL_POOL_SHARE },
 	{ "no free Call ID", REFUSAL_NO_CALL_ID },
 };
 
@@ -75,6 +77,7 @@ static const char *const refusal_labels[REFUSAL_COUNT] = {
 	[REFUSAL_SETUPS] = "call_setups",
 	[REFUSAL_CALL_RATE] = "call_rate_per_client",
 	[REFUSAL_POOL_EXHAUSTED] = "pool_exhausted",
+	[REFUSAL_POOL_SHARE] = "pool_share_per_client",
 	[REFUSAL_NO_CALL_ID] = "no_call_id",
 	[REFUSAL_INTERNAL] = "internal",
 };

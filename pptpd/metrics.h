@@ -23,6 +23,7 @@ enum metrics_refusal {
 	REFUSAL_SETUPS,             /* call-setups */
 	REFUSAL_CALL_RATE,          /* call-rate-per-client */
 	REFUSAL_POOL_EXHAUSTED,     /* no address left in the pool */
+	REFUSAL_POOL_SHARE,         /* pool-share-per-client */
 	REFUSAL_NO_CALL_ID,         /* all 65535 Call IDs taken */
 	REFUSAL_INTERNAL,           /* out of memory, pty, fork, GRE set-up */
 	REFUSAL_COUNT

@@ -88,16 +88,18 @@ server_accept_one(struct server *s, int fd, const struct sockaddr_in *peer)
 	struct client *cl = NULL;
 	int one = 1;
 
+	/* The per-client limit first: an address at its limit does not get
+	 * to push out anybody else's connection. */
 	if (s->stopping)
 		reason = "shutting down";
-	else if (s->nctrls >= (unsigned)s->conf->connections)
-		reason = "connection limit reached";
 	else if ((cl = clients_get(s->clients, peer->sin_addr,
 	    loop_now(s->loop))) == NULL)
 		reason = "out of memory";
 	else if (s->conf->per_client &&
 	    client_ctrls(cl) >= (unsigned)s->conf->per_client)
 		reason = "per-client connection limit reached";
+	else if (s->nctrls >= (unsigned)s->conf->connections && ctrl_evict(s) < 0)
+		reason = "connection limit reached";
 	else if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
 		reason = strerror(errno);
 	if (reason == NULL) {
@@ -276,6 +278,8 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	ratelimit_init(&s->rl_conn, SERVER_RL_CONN_BURST, LOG_RL_PERIOD_MS);
 	ratelimit_init(&s->rl_call, SERVER_RL_CALL_BURST, LOG_RL_PERIOD_MS);
 	TAILQ_INIT(&s->ctrls);
+	TAILQ_INIT(&s->ctrls_unstarted);
+	TAILQ_INIT(&s->ctrls_idle);
 	TAILQ_INIT(&s->calls);
 	notify_init(&s->notify);
 	if ((s->clients = clients_new()) == NULL) {
@@ -627,6 +631,9 @@ server_log_changes(const struct conf *a, const struct conf *b)
 	log_change_int("call-setups-per-client", a->setups_per_client,
 	    b->setups_per_client, &n);
 	log_change_int("call-rate-per-client", a->call_rate, b->call_rate, &n);
+	log_change_int("call-setup-timeout", a->setup_timeout, b->setup_timeout,
+	    &n);
+	log_change_int("pool-share-per-client", a->pool_share, b->pool_share, &n);
 	log_change_int("stimeout", a->stimeout, b->stimeout, &n);
 	log_change_int("stop-timeout", a->stop_timeout, b->stop_timeout, &n);
 	log_change_int("debug", a->debug, b->debug, &n);

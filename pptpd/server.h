@@ -42,6 +42,11 @@ struct server {
 	int                spare_fd;   /* /dev/null, given up to shed a client at EMFILE */
 	struct loop_timer  listen_pause; /* listener off while out of descriptors */
 	struct ctrl_list   ctrls;
+	/* Connections that hold no live call, oldest first: those that have
+	 * not sent their SCCRQ, and those established without a call. When
+	 * every slot is taken a newcomer takes the place of the first
+	 * (ctrl_evict). */
+	struct ctrl_list   ctrls_unstarted, ctrls_idle;
 	struct call_list   calls;      /* every call until its pppd is reaped */
 	unsigned           nctrls;
 	unsigned           nsetups;    /* calls counted in call-setups */

@@ -33,6 +33,7 @@
 #include <openssl/evp.h>
 
 #include "call.h"
+#include "conf.h"
 #include "log.h"
 #include "msg.h"
 #include "packet.h"
@@ -52,6 +53,10 @@
 static char tmpdir[] = "/tmp/pptpd-test-XXXXXX";
 /* The pool of the next daemon_start (tests that need more addresses). */
 static const char *pool = "198.19.0.10-11";
+/* After a test's own lines (the first occurrence of a key counts): most
+ * tests place both calls of the two-address pool from one address. */
+#define HARNESS_EXTRA "pool-share-per-client 100\n"
+static const char *harness_extra = HARNESS_EXTRA;
 static char logpath[PATH_MAX];
 static pid_t daemon_pid;
 /* For the next daemon_start: RLIMIT_NOFILE (soft and hard, 0: inherited)
@@ -110,8 +115,8 @@ write_conf(const char *extra)
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(conf, sizeof(conf),
 	    "ppp %s/" FAKE_PPPD "\noption %s/options\nlocalip 198.19.0.1\n"
-	    "remoteip %s\nlisten 127.0.0.1\nplugin %s/" PLUGIN "\n%s",
-	    cwd, tmpdir, pool, cwd, extra);
+	    "remoteip %s\nlisten 127.0.0.1\nplugin %s/" PLUGIN "\n%s%s",
+	    cwd, tmpdir, pool, cwd, extra, harness_extra);
 	write_file("pptpd.conf", conf);
 	write_file("options", "# nothing\n");
 }
@@ -725,7 +730,9 @@ test_nofile_limit_no_accept_spin(void **state)
 	 * itself, fewer */
 	assert_true(log_contains("(hard limit) holds "));
 	assert_true(log_contains("connections, not the 100 of 'connections'"));
-	assert_true(log_contains("refused: connection limit reached"));
+	/* every slot taken: a silent connection takes the place of an older
+	 * silent one */
+	assert_true(log_contains("replaced by a new connection"));
 	for (int i = 0; i < IDLE_CLIENTS; i++)
 		close(s[i]);
 	assert_true(pns_served(3000));
@@ -926,6 +933,7 @@ static int
 teardown_quiet(void **state)
 {
 	pool = "198.19.0.10-11";
+	harness_extra = HARNESS_EXTRA;
 	unsetenv("FAKE_PPPD_IGNORE_TERM");
 	unsetenv("FAKE_PPPD_UP_USER");
 	unsetenv("LD_PRELOAD");
@@ -2778,6 +2786,213 @@ test_dae_radclient(void **state)
 /* Without NOTIFY_SOCKET nothing is sent and the daemon runs as before
  * (every other test). */
 
+/* ---- issue 19: availability before authentication */
+
+/* The shipped examples/pptpd.conf's limits (the rest are the defaults). */
+#define SHIPPED_LIMITS "connections 100\nstimeout 30\n"
+#define FLOOD_ADDRS    100
+
+/* A TCP connection from `src` (any 127/8 address is ours on lo) that
+ * waits for nothing; with `sccrq`, its Start-Control-Connection-Request
+ * is sent (it will then be established, and hold its slot until
+ * stimeout says it placed no call). */
+static int
+flood_connect(const char *src, int sccrq)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT) };
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	inet_pton(AF_INET, src, &from.sin_addr);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&from, sizeof(from)), 0);
+	assert_int_equal(connect(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	if (sccrq) {
+		struct pptp_msg m = { .type = PPTP_SCCRQ };
+		m.u.sccr.version = PPTP_VERSION;
+		pns_send(s, &m);
+	}
+	return s;
+}
+
+/* The daemon still holds the connection: no EOF (what it sent is read
+ * and thrown away). */
+static int
+sock_held(int s)
+{
+	char buf[512];
+	for (;;) {
+		ssize_t n = recv(s, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0)
+			continue;
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+}
+
+static int
+socks_held(const int *s, int n)
+{
+	int held = 0;
+	for (int i = 0; i < n; i++)
+		held += sock_held(s[i]);
+	return held;
+}
+
+static void
+socks_close(int *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		close(s[i]);
+}
+
+/* A newcomer from 127.0.0.2 gets its SCCRP and a call; how long it took. */
+static long
+newcomer_served_ms(void)
+{
+	struct timespec t0;
+	struct pptp_msg r;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int s = pns_start_from("127.0.0.2");
+	pns_call(s, 77, &r);
+	long ms = ms_since(&t0);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	close(s);
+	return ms;
+}
+
+/* Item 1, with the shipped limits: one address opening every slot, silent
+ * or with an SCCRQ each (which used to stretch its hold to twice
+ * stimeout), is held to connections-per-client; and a hundred addresses
+ * filling every slot with connections that place no call are replaced by
+ * a newcomer. Before: the newcomer was refused ("connection limit
+ * reached") for as long as the flood lasted. */
+static void
+test_shipped_defaults_one_address_floods(void **state)
+{
+	int silent[FLOOD_ADDRS], talk[FLOOD_ADDRS];
+	char src[32];
+	harness_extra = "";
+	daemon_start(SHIPPED_LIMITS);
+	for (int i = 0; i < FLOOD_ADDRS; i++) {
+		silent[i] = flood_connect("127.0.0.3", 0);
+		talk[i] = flood_connect("127.0.0.3", 1);
+	}
+	usleep(300000);
+	long ms = newcomer_served_ms();
+	int held = socks_held(silent, FLOOD_ADDRS) + socks_held(talk, FLOOD_ADDRS);
+	print_message("shipped defaults: one address opened %d connections "
+	    "(%d silent, %d with SCCRQ), the daemon holds %d of them; a client "
+	    "from another address was served (SCCRP and a call) in %ld ms\n",
+	    2 * FLOOD_ADDRS, FLOOD_ADDRS, FLOOD_ADDRS, held, ms);
+	assert_true(held <= CONF_DEFAULT_PER_CLIENT);
+	assert_true(log_contains("per-client connection limit reached"));
+	socks_close(silent, FLOOD_ADDRS);
+	socks_close(talk, FLOOD_ADDRS);
+
+	/* Every slot taken from a hundred addresses, one silent connection
+	 * and one established without a call each. */
+	for (int i = 0; i < FLOOD_ADDRS; i++) {
+		snprintf(src, sizeof(src), "127.0.1.%d", i + 1);
+		talk[i] = flood_connect(src, 1);
+	}
+	usleep(300000);
+	for (int i = 0; i < FLOOD_ADDRS; i++) {
+		snprintf(src, sizeof(src), "127.0.1.%d", i + 1);
+		silent[i] = flood_connect(src, 0);
+	}
+	usleep(300000);
+	ms = newcomer_served_ms();
+	int held_silent = socks_held(silent, FLOOD_ADDRS);
+	int held_talk = socks_held(talk, FLOOD_ADDRS);
+	print_message("shipped defaults: %d addresses, %d connections with SCCRQ "
+	    "then %d silent: the daemon holds %d with SCCRQ and %d silent; a "
+	    "client from another address was served in %ld ms\n", FLOOD_ADDRS,
+	    FLOOD_ADDRS, FLOOD_ADDRS, held_talk, held_silent, ms);
+	/* (the lines saying so are rate-limited with the rest of phase 1's) */
+	assert_true(held_talk + held_silent <= 100 - 1);
+	socks_close(silent, FLOOD_ADDRS);
+	socks_close(talk, FLOOD_ADDRS);
+}
+
+/* Item 2: a call whose session does not come up is hung up at
+ * call-setup-timeout, with a Call-Disconnect-Notify, and counts as a setup
+ * until then (before: it stopped counting after 30 s and lived on, its
+ * pppd and pool address with it); a session that came up is not
+ * touched. */
+static void
+test_call_not_up_hung_up(void **state)
+{
+	struct pptp_msg r, m;
+	struct timespec t0;
+	setenv("FAKE_PPPD_USERS", "127.0.0.2=bob", 1);
+	daemon_start("call-setup-timeout 5\ncall-setups-per-client 1\n");
+	int up = pns_start_from("127.0.0.2");
+	pns_call(up, 2, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	for (int i = 0; i < SESSION_WAIT_TICKS && !log_contains("session start: call"); i++)
+		usleep(10000);
+	assert_true(log_contains("session start: call"));
+	/* from 127.0.0.1 the stand-in reports nothing: never up */
+	int s = pns_start();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	pns_call(s, 3, &r);   /* the one setup this address may have */
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_BUSY);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, 12000), 0);
+	long ms = ms_since(&t0);
+	print_message("a call not up was hung up after %ld ms (call-setup-timeout 5)\n", ms);
+	assert_true(ms >= 4800);
+	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
+	assert_true(log_contains("session not up within 5 s (call-setup-timeout): "
+	    "hanging up"));
+	assert_int_equal(log_count("session not up within"), 1);
+	pns_alive(up, 4);
+	close(s);
+	close(up);
+}
+
+/* Item 2, with the shipped pool (31 addresses) and limits: one address
+ * places calls as fast as it is let, its sessions coming up (so
+ * call-setups-per-client does not stop it), until it is refused for good.
+ * It holds half the pool, and another address still gets a call. Before:
+ * it held all 31, and everybody else got "address pool exhausted". */
+static void
+test_shipped_defaults_pool_share(void **state)
+{
+	struct pptp_msg r;
+	struct timespec t0;
+	int s[2], held = 0;
+	uint16_t id = 1;
+	pool = "198.19.0.10-40";
+	harness_extra = "";
+	setenv("FAKE_PPPD_UP_USER", "flood", 1);
+	daemon_start(SHIPPED_LIMITS);
+	s[0] = pns_start();
+	s[1] = pns_start();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (held < 32 && ms_since(&t0) < 120000) {
+		pns_call(s[held / CONF_DEFAULT_CALLS_PER_CONN], id++, &r);
+		if (r.u.ocrp.result == PPTP_OCRP_CONNECTED)
+			held++;
+		else if (r.u.ocrp.result == PPTP_OCRP_BUSY)
+			usleep(100000);   /* setups or rate: sessions come up */
+		else
+			break;            /* refused for good */
+	}
+	print_message("shipped defaults: one address holds %d of the pool's 31 "
+	    "addresses after %ld ms\n", held, ms_since(&t0));
+	assert_int_equal(held, 31 * CONF_DEFAULT_POOL_SHARE / 100);
+	assert_true(log_contains("this address holds its share of the pool "
+	    "(pool-share-per-client)"));
+	int other = pns_start_from("127.0.0.2");
+	pns_call(other, 99, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	close(other);
+	close(s[0]);
+	close(s[1]);
+}
+
 /* `filter`: glob patterns apart by spaces; NULL selects every test. */
 static int
 test_selected(const char *filter, const char *name)
@@ -2860,6 +3075,9 @@ main(void)
 		cmocka_unit_test_teardown(test_dae_disconnect, teardown_quiet),
 		cmocka_unit_test_teardown(test_dae_flood, teardown_quiet),
 		cmocka_unit_test_teardown(test_dae_radclient, teardown_quiet),
+		cmocka_unit_test_teardown(test_shipped_defaults_one_address_floods, teardown_quiet),
+		cmocka_unit_test_teardown(test_call_not_up_hung_up, teardown_quiet),
+		cmocka_unit_test_teardown(test_shipped_defaults_pool_share, teardown_quiet),
 	};
 	/* TEST_FILTER="test_call_id* test_shutdown*": only those, in the
 	 * usual order (a developer's loop around a test and the ones before
