@@ -258,6 +258,25 @@ call_facts_open(struct call *c, int reports, int *pppd_fd, const char **reason)
 	return 0;
 }
 
+/* Are CALL_FDS_CHILD + CALL_FDS_RESERVE descriptor numbers free above
+ * CALL_CHILD_FD_SPARE? Tried by copying `fd` there, which is what the
+ * child will do (fcntl F_DUPFD); the copies are closed at once. */
+static int
+call_fds_spare(int fd)
+{
+	int probe[CALL_FDS_CHILD + CALL_FDS_RESERVE], n, ok = 1;
+
+	for (n = 0; n < CALL_FDS_CHILD + CALL_FDS_RESERVE; n++)
+		if ((probe[n] = fcntl(fd, F_DUPFD_CLOEXEC,
+		    CALL_CHILD_FD_SPARE)) < 0) {
+			ok = 0;
+			break;
+		}
+	while (n-- > 0)
+		close(probe[n]);
+	return ok ? 0 : -1;
+}
+
 static int
 call_spawn_kernel(struct call *c, const struct conf *conf,
     struct in_addr self, int sock, const char **reason)
@@ -274,6 +293,13 @@ call_spawn_kernel(struct call *c, const struct conf *conf,
 	}
 	if (call_facts_open(c, in.reports, &report, reason) < 0)
 		return -1;
+	if (call_fds_spare(sock) < 0) {
+		if (report >= 0)
+			close(report);
+		facts_close(&c->facts);
+		*reason = "out of descriptors";
+		return -1;
+	}
 	pid_t pid = fork();
 	if (pid == 0)
 		call_exec_pppd_kernel(sock, report, argv);
@@ -310,6 +336,13 @@ call_spawn(struct call *c, const struct conf *conf, const char **reason)
 	}
 	if (call_facts_open(c, in.reports, &report, reason) < 0)
 		goto fail;
+	if (call_fds_spare(master) < 0) {
+		if (report >= 0)
+			close(report);
+		facts_close(&c->facts);
+		*reason = "out of descriptors";
+		goto fail;
+	}
 	pid_t pid = fork();
 	if (pid == 0)
 		call_exec_pppd(slave, report, argv);

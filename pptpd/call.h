@@ -53,6 +53,14 @@ struct conf;
 /* In the child, descriptors are copied this high before they are put in
  * their places: above every place. */
 #define CALL_CHILD_FD_SPARE 16
+/* Free descriptors above CALL_CHILD_FD_SPARE a call needs before its pppd
+ * is forked: the child's two copies, and a reserve so that the listener,
+ * the control socket and the next call's refusal still have some once
+ * the call holds its own. Short of them the call is refused in the parent
+ * (an Outgoing-Call-Reply error), never answered Connected only for its
+ * pppd to fail in the child. */
+#define CALL_FDS_CHILD      2
+#define CALL_FDS_RESERVE    4
 
 enum call_state {
 	CALL_ACTIVE,     /* pppd running, frames flowing */

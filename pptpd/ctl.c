@@ -688,6 +688,31 @@ ctl_accept_one(struct ctl *ctl, int fd)
 	}
 }
 
+/* accept() failed with EMFILE or ENFILE (err): the request is shed
+ * (shed.h) rather than the loop woken again at once, for ever. Returns 1
+ * when a request was shed (try the next), 0 when none waits, -1 when
+ * paused. */
+static int
+ctl_accept_shed(struct ctl *ctl, int err)
+{
+	struct sockaddr_un peer;
+	socklen_t len = sizeof(peer);
+
+	switch (shed_accept(&ctl->shed, (struct sockaddr *)&peer, &len)) {
+	case SHED_DROPPED:
+		log_rl(&ctl->rl, loop_now(ctl->srv->loop), LOG_WARNING,
+		    "ctl: request refused: out of descriptors");
+		return 1;
+	case SHED_EMPTY:
+		return 0;
+	case SHED_PAUSED:
+		break;
+	}
+	log_rl(&ctl->rl, loop_now(ctl->srv->loop), LOG_ERR, "ctl: accept: %s: "
+	    "not accepting for %d ms", strerror(err), SHED_PAUSE_MS);
+	return -1;
+}
+
 static void
 ctl_accept(void *arg, uint32_t events)
 {
@@ -695,6 +720,11 @@ ctl_accept(void *arg, uint32_t events)
 	(void)events;
 	for (;;) {
 		int fd = accept4(ctl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			if (ctl_accept_shed(ctl, errno) <= 0)
+				return;
+			continue;
+		}
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 			    errno != ECONNABORTED)
@@ -778,6 +808,7 @@ ctl_open(struct ctl *c, struct server *s, char *err, size_t errlen)
 	    bind(c->fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
 	umask(old);
 	if (!bound || listen(c->fd, CTL_BACKLOG) < 0 ||
+	    shed_open(&c->shed, s->loop, &c->lf) < 0 ||
 	    loop_fd_add(s->loop, &c->lf, c->fd, EPOLLIN, ctl_accept, c) < 0) {
 		snprintf(err, errlen, "cannot open the control socket %s: %s",
 		    CTL_SOCK_PATH, strerror(errno));
@@ -800,6 +831,7 @@ ctl_close(struct ctl *c)
 		return;   /* never opened */
 	while ((cc = TAILQ_FIRST(&c->conns)) != NULL)
 		ctl_conn_close(cc);
+	shed_close(&c->shed);
 	if (c->fd < 0)
 		return;
 	loop_fd_del(c->srv->loop, &c->lf);

@@ -30,6 +30,7 @@
 
 #include "loop.h"
 #include "ratelimit.h"
+#include "shed.h"
 
 struct server;
 struct ctl_conn;
@@ -43,6 +44,7 @@ struct ctl {
 	struct server   *srv;
 	int              fd;
 	struct loop_fd   lf;
+	struct shed      shed;   /* its way out of EMFILE (shed.h) */
 	TAILQ_HEAD(, ctl_conn) conns;   /* exchanges under way */
 	unsigned         nconns;
 	struct ratelimit rl;     /* refused or bad requests */

@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "notify.h"
 #include "peers.h"
+#include "pool.h"
 #include "server.h"
 #include "version.h"
 
@@ -28,16 +29,20 @@
 #define EXIT_FAIL   1
 #define EXIT_CONFIG 2
 
-/* Descriptors: every control connection holds its socket, and each of its
- * calls a pty and a report channel (the kernel path: the channel only);
- * sized for one call per connection, as Windows makes them (a connection
- * with more calls takes two more each, and a call that finds none free is
- * refused); the rest is a fixed set (stdio,
- * epoll, signalfd, the GRE socket, the listener and its spare, the control
- * socket, the pid file, syslog, the pty slave and pppd's end of the report
- * channel while pppd is being started) with room to spare. */
-#define FDS_PER_CONNECTION 3
-#define FDS_FIXED          16
+/* Descriptors: every control connection holds its socket, and each call
+ * a pty and a report channel (the kernel path: the channel, and its
+ * socket while pppd starts). A connection may carry calls-per-connection
+ * calls, and every call holds a pool address, so the calls are bounded
+ * by both. The rest is a fixed set (stdio, epoll, signalfd, the GRE
+ * socket, the listener and the control socket with a spare each, the pid
+ * file, syslog, metrics, RADIUS Disconnect-Requests, the pty slave and
+ * pppd's end of the report channel while pppd is being started) with room
+ * to spare. When the limit holds less, connections are fitted with one
+ * call each (as Windows makes them), and a call that finds no descriptor
+ * free is refused (call.c). */
+#define FDS_PER_CONNECTION 1
+#define FDS_PER_CALL       2
+#define FDS_FIXED          20
 
 #define PIDFILE_MAX 32      /* bytes of a pid file worth reading */
 
@@ -192,14 +197,28 @@ check_peers(const struct conf *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* At EMFILE the listener cannot take a client off its backlog; make sure
- * the limit holds 'connections'. Raise the soft limit up to the hard one;
- * if that is still short, serve as many connections as fit (with a
- * warning) rather than fail at accept time. */
+/* The most calls `c` lets exist at once. */
+static rlim_t
+nofile_calls(const struct conf *c)
+{
+	char ignored[CONF_ERR_LEN];
+	rlim_t calls = (rlim_t)c->connections * (rlim_t)c->calls_per_conn;
+	long pool = c->remoteip == NULL ? -1 :
+	    pool_spec_count(c->remoteip, ignored, sizeof(ignored));
+	return pool >= 0 && (rlim_t)pool < calls ? (rlim_t)pool : calls;
+}
+
+/* At EMFILE the listener cannot take a client off its backlog, and a
+ * call's pppd cannot be started; make sure the limit holds 'connections'
+ * and their calls. Raise the soft limit up to the hard one; if that is
+ * still short, serve as many connections as fit with one call each (with
+ * a warning) rather than fail at accept time. */
 static int
 nofile_fit(struct conf *c, char *err, size_t errlen)
 {
-	rlim_t need = FDS_FIXED + (rlim_t)c->connections * FDS_PER_CONNECTION;
+	const rlim_t per_conn = FDS_PER_CONNECTION + FDS_PER_CALL;
+	rlim_t need = FDS_FIXED + (rlim_t)c->connections * FDS_PER_CONNECTION +
+	    nofile_calls(c) * FDS_PER_CALL;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
@@ -213,13 +232,21 @@ nofile_fit(struct conf *c, char *err, size_t errlen)
 	}
 	if (rl.rlim_cur >= need)
 		return 0;
-	if (rl.rlim_cur < FDS_FIXED + FDS_PER_CONNECTION) {
+	if (rl.rlim_cur < FDS_FIXED + per_conn) {
 		snprintf(err, errlen, "RLIMIT_NOFILE %llu is too low: one connection "
 		    "needs %d descriptors", (unsigned long long)rl.rlim_cur,
-		    FDS_FIXED + FDS_PER_CONNECTION);
+		    (int)(FDS_FIXED + per_conn));
 		return -1;
 	}
-	int fit = (int)((rl.rlim_cur - FDS_FIXED) / FDS_PER_CONNECTION);
+	int fit = (int)((rl.rlim_cur - FDS_FIXED) / per_conn);
+	if (fit >= c->connections) {
+		log_msg(LOG_WARNING, "RLIMIT_NOFILE %llu (hard limit) holds %d "
+		    "connections with one call each, not every call they may "
+		    "carry (%llu descriptors): a call that finds none free is "
+		    "refused", (unsigned long long)rl.rlim_cur, c->connections,
+		    (unsigned long long)need);
+		return 0;
+	}
 	log_msg(LOG_WARNING, "RLIMIT_NOFILE %llu (hard limit) holds %d connections, "
 	    "not the %d of 'connections' (%llu descriptors): serving at most %d",
 	    (unsigned long long)rl.rlim_cur, fit, c->connections,

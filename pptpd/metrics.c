@@ -66,6 +66,7 @@ static const struct {
 	{ "this address holds its share of the pool (pool-share-per-client)",
 	  REFUSAL_POOL_SHARE },
 	{ "no free Call ID", REFUSAL_NO_CALL_ID },
+	{ "out of descriptors", REFUSAL_NO_DESCRIPTORS },
 };
 
 static const char *const refusal_labels[REFUSAL_COUNT] = {
@@ -79,6 +80,7 @@ static const char *const refusal_labels[REFUSAL_COUNT] = {
 	[REFUSAL_POOL_EXHAUSTED] = "pool_exhausted",
 	[REFUSAL_POOL_SHARE] = "pool_share_per_client",
 	[REFUSAL_NO_CALL_ID] = "no_call_id",
+	[REFUSAL_NO_DESCRIPTORS] = "no_descriptors",
 	[REFUSAL_INTERNAL] = "internal",
 };
 

@@ -25,6 +25,7 @@ enum metrics_refusal {
 	REFUSAL_POOL_EXHAUSTED,     /* no address left in the pool */
 	REFUSAL_POOL_SHARE,         /* pool-share-per-client */
 	REFUSAL_NO_CALL_ID,         /* all 65535 Call IDs taken */
+	REFUSAL_NO_DESCRIPTORS,     /* too few left to start pppd */
 	REFUSAL_INTERNAL,           /* out of memory, pty, fork, GRE set-up */
 	REFUSAL_COUNT
 };

@@ -21,15 +21,13 @@
 #include "msg.h"
 #include "pool.h"
 #include "server.h"
+#include "shed.h"
 
 #define SERVER_BACKLOG 128
 /* Lines per second about connections closing and calls starting or
  * ending: plenty for real dial-in, a ceiling for a flood. */
 #define SERVER_RL_CONN_BURST 20
 #define SERVER_RL_CALL_BURST 50
-/* Out of descriptors with no spare to give up: how long the listener stays
- * off before trying again (a level-triggered listener would wake at once). */
-#define SERVER_PAUSE_MS 100
 
 static void
 server_gre_log(void *arg, int prio, const char *msg)
@@ -114,59 +112,28 @@ server_accept_one(struct server *s, int fd, const struct sockaddr_in *peer)
 	close(fd);
 }
 
-static void
-server_accept(void *arg, uint32_t events);
-
-static int
-server_spare_open(struct server *s)
-{
-	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	return s->spare_fd;
-}
-
-static void
-server_listen_resume(void *arg)
-{
-	struct server *s = arg;
-	if (s->listen_fd < 0)
-		return;
-	if (s->spare_fd < 0)
-		server_spare_open(s);
-	loop_fd_mod(s->loop, &s->listen_lf, EPOLLIN);
-	server_accept(s, EPOLLIN);
-}
-
-/* accept() failed with EMFILE or ENFILE (err): the client stays in the
- * backlog and the level-triggered listener would wake again at once, forever.
- * Give up the spare descriptor to take the client off the backlog and refuse
- * it; with no spare, stop listening for a while. Returns 1 when a client was
- * shed (try the next), 0 when the backlog is empty, -1 when paused. */
+/* accept() failed with EMFILE or ENFILE (err): shed the client (shed.h).
+ * Returns 1 when a client was shed (try the next), 0 when the backlog is
+ * empty, -1 when paused. */
 static int
 server_accept_shed(struct server *s, int err)
 {
 	struct sockaddr_in peer;
 	socklen_t len = sizeof(peer);
 
-	if (s->spare_fd >= 0) {
-		close(s->spare_fd);
-		s->spare_fd = -1;
-		int fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len,
-		    SOCK_CLOEXEC);
-		int again = fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-		if (fd >= 0) {
-			log_rl(&s->rl_accept, loop_now(s->loop), LOG_WARNING,
-			    "connection from %s:%u refused: out of descriptors",
-			    inet_ntoa(peer.sin_addr), ntohs(peer.sin_port));
-			close(fd);
-		}
-		if (server_spare_open(s) >= 0 && (fd >= 0 || again))
-			return fd >= 0;
+	switch (shed_accept(&s->listen_shed, (struct sockaddr *)&peer, &len)) {
+	case SHED_DROPPED:
+		log_rl(&s->rl_accept, loop_now(s->loop), LOG_WARNING,
+		    "connection from %s:%u refused: out of descriptors",
+		    inet_ntoa(peer.sin_addr), ntohs(peer.sin_port));
+		return 1;
+	case SHED_EMPTY:
+		return 0;
+	case SHED_PAUSED:
+		break;
 	}
 	log_rl(&s->rl_accept, loop_now(s->loop), LOG_ERR, "accept: %s: not "
-	    "listening for %d ms", strerror(err), SERVER_PAUSE_MS);
-	loop_fd_mod(s->loop, &s->listen_lf, 0);
-	loop_timer_set(s->loop, &s->listen_pause, SERVER_PAUSE_MS,
-	    server_listen_resume, s);
+	    "listening for %d ms", strerror(err), SHED_PAUSE_MS);
 	return -1;
 }
 
@@ -250,7 +217,7 @@ server_listen(struct server *s, char *err, size_t errlen)
 	if (fd < 0)
 		return -1;
 	s->listen_fd = fd;
-	if (server_spare_open(s) < 0) {
+	if (shed_open(&s->listen_shed, s->loop, &s->listen_lf) < 0) {
 		snprintf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
 		return -1;
 	}
@@ -269,7 +236,6 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->loop = loop;
 	s->listen_fd = -1;
 	s->listen_lf.fd = -1;
-	s->spare_fd = -1;
 	s->ctl.fd = -1;
 	s->started_ms = loop_now(loop);
 	s->gre_lf.fd = -1;
@@ -507,9 +473,7 @@ server_free(struct server *s)
 	notify_free(s);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
-	if (s->spare_fd >= 0)
-		close(s->spare_fd);
-	loop_timer_cancel(s->loop, &s->listen_pause);
+	shed_close(&s->listen_shed);
 	ctl_close(&s->ctl);
 	/* Left after a forced stop: their pppd was killed, not reaped. */
 	struct call *call;

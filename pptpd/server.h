@@ -14,6 +14,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "notify.h"
+#include "shed.h"
 
 struct ctrl;
 struct call;
@@ -39,8 +40,7 @@ struct server {
 	uint64_t           started_ms;
 	int                listen_fd;
 	struct loop_fd     listen_lf;
-	int                spare_fd;   /* /dev/null, given up to shed a client at EMFILE */
-	struct loop_timer  listen_pause; /* listener off while out of descriptors */
+	struct shed        listen_shed; /* its way out of EMFILE (shed.h) */
 	struct ctrl_list   ctrls;
 	/* Connections that hold no live call, oldest first: those that have
 	 * not sent their SCCRQ, and those established without a call. When
