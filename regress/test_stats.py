@@ -584,6 +584,19 @@ class TestIperfParse(unittest.TestCase):
         m, _ = measure.parse_iperf(j, {"kind": "udp", "size": 1200})
         self.assertIsNotNone(m["throughput"])
 
+    def test_two_clocks_are_not_a_stream_cut_short(self):
+        # `client host`, up: the receiver in the VM counts guest seconds
+        # (5.35 of 6 on a loaded host), the sender on the host all 6
+        j = _iperf_udp(False)
+        j["start"] = {"test_start": {"duration": 6}}
+        j["end"]["sum_received"]["seconds"] = 5.35
+        j["end"]["sum_sent"]["seconds"] = 6.0
+        m, _ = measure.parse_iperf(j, {"kind": "udp", "size": 1200})
+        self.assertIsNotNone(m["throughput"])
+        j["end"]["sum_sent"]["seconds"] = 5.4
+        with self.assertRaisesRegex(ValueError, "cut short"):
+            measure.parse_iperf(j, {"kind": "udp", "size": 1200})
+
     def test_iperf3_exit_status(self):
         s = {"kind": "udp", "size": 1200, "direction": "up"}
         text = json.dumps(_iperf_udp(False))
