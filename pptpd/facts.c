@@ -1,6 +1,5 @@
 /* facts.c -- one call's report channel from the pppd plugin (facts.h). */
 #include <errno.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,13 +15,28 @@ facts_init(struct facts *f)
 	f->draining = 0;
 }
 
-/* recv() returns 0 for an empty message too: only the peer's shutdown,
- * which the socket shows once its queue is empty, ends the channel. */
-static int
-facts_peer_gone(int fd)
+/* One message off our end into data: its length, 0 for an empty message,
+ * FACTS_END once pppd has closed its end and everything it sent has been
+ * read, -1 with errno (EAGAIN: nothing waiting). recv() returns 0 both for
+ * an empty message and for the end, and the socket shows its peer's
+ * shutdown (POLLRDHUP) while messages still wait: only a message carries
+ * the sender's credentials (SO_PASSCRED, set at facts_open), the end
+ * carries none. */
+#define FACTS_END (-2)
+static ssize_t
+facts_recv(int fd, char *data, size_t len)
 {
-	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} cbuf;
+	struct iovec iov = { data, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	    .msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf) };
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n == 0 && mh.msg_controllen == 0)
+		return FACTS_END;
+	return n;
 }
 
 static void
@@ -32,10 +46,10 @@ facts_drain_now(struct facts *f)
 		/* One byte more than a report may have: a longer message
 		 * arrives cut to this size, which the parser refuses. */
 		char data[REPORT_MAX_DGRAM + 1];
-		ssize_t n = recv(f->fd, data, sizeof(data), MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		ssize_t n = facts_recv(f->fd, data, sizeof(data));
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
 			return;
-		if (n < 0 || (n == 0 && facts_peer_gone(f->fd))) {
+		if (n < 0) {
 			/* pppd closed its end (exited): nothing more comes. */
 			facts_close(f);
 			return;
@@ -68,7 +82,7 @@ int
 facts_open(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
     int *pppd_fd)
 {
-	int sv[2];
+	int sv[2], one = 1;
 
 	facts_init(f);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -77,7 +91,8 @@ facts_open(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
 	f->fn = fn;
 	f->arg = arg;
 	f->fd = sv[0];
-	if (loop_fd_add(loop, &f->lf, f->fd, EPOLLIN, facts_ready, f) < 0) {
+	if (setsockopt(f->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
+	    loop_fd_add(loop, &f->lf, f->fd, EPOLLIN, facts_ready, f) < 0) {
 		int err = errno;
 		close(sv[0]);
 		close(sv[1]);
