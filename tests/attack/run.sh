@@ -24,6 +24,11 @@
 #   PPTPD_PER_CLIENT     per-address connection limit to configure (default
 #                        8; 0 = the server has no such setting)
 #   PPTPD_PER_CLIENT_KEY its pptpd.conf key (default "connections-per-client")
+#   PPTPD_ATTACK_SHIPPED=1  the limits as shipped instead of the suite's own:
+#                        connections, stimeout and the pool of
+#                        examples/pptpd.conf, every other limit at the
+#                        daemon's default (connections-per-client 32, which
+#                        the suite is told but does not write)
 #   E2E_KEEP=1           keep the work directory; E2E_VERBOSE=1 show logs
 set -euo pipefail
 
@@ -33,8 +38,18 @@ self="$here/$(basename "${BASH_SOURCE[0]}")"
 server=${PPTPD_SERVER:-$root/pptpd/pptpd}
 stimeout=5
 connections=250
+pool=198.19.0.10-90
 per_client=${PPTPD_PER_CLIENT:-8}
 per_client_key=${PPTPD_PER_CLIENT_KEY:-connections-per-client}
+write_per_client=1
+if [ "${PPTPD_ATTACK_SHIPPED:-0}" = 1 ]; then
+	shipped() { awk -v k="$1" '$1 == k { print $2; exit }' "$root/examples/pptpd.conf"; }
+	stimeout=$(shipped stimeout)
+	connections=$(shipped connections)
+	pool=$(shipped remoteip)
+	per_client=32   # pptpd's CONF_DEFAULT_PER_CLIENT
+	write_per_client=
+fi
 
 say() { printf '# %s\n' "$*"; }
 die() { printf 'attack: %s\n' "$*" >&2; exit 1; }
@@ -162,13 +177,14 @@ EOF
 {
 	echo "option $work/options.pptpd"
 	echo "localip 198.19.0.1"
-	echo "remoteip 198.19.0.10-90"
+	echo "remoteip $pool"
 	echo "stimeout $stimeout"
 	echo "connections $connections"
 	case "$server" in
 	*/usr/sbin/pptpd) per_client=0 ;;   # Poptop has no such key
 	*)
-		[ "$per_client" -gt 0 ] && echo "$per_client_key $per_client"
+		[ "$per_client" -gt 0 ] && [ -n "$write_per_client" ] &&
+			echo "$per_client_key $per_client"
 		# The per-peer MPPE plugin is not what is under attack here.
 		echo "noplugin"
 		;;
