@@ -165,7 +165,12 @@ server_accept(void *arg, uint32_t events)
 	}
 }
 
-/* The TCP listener on `addr`: a descriptor, or -1 with err set. */
+/* The TCP listener on `addr`: a descriptor, or -1 with err set.
+ * SO_REUSEPORT lets a reload bind the new address while the old listener
+ * still listens, a wildcard beside a specific address of the same port
+ * (server_relisten); only a socket of the same user that sets it too can
+ * share the port, and a second pptpd is refused before it listens (its
+ * control socket, its pid file). */
 static int
 server_listen_fd(struct in_addr addr, char *err, size_t errlen)
 {
@@ -175,6 +180,7 @@ server_listen_fd(struct in_addr addr, char *err, size_t errlen)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
 	    listen(fd, SERVER_BACKLOG) < 0) {
 		snprintf(err, errlen, "cannot listen on %s:%d: %s",
@@ -186,28 +192,36 @@ server_listen_fd(struct in_addr addr, char *err, size_t errlen)
 	return fd;
 }
 
-/* Reload: the listener moves to `addr`. The old one goes first (a wildcard
- * and a specific bind of one port cannot both listen); if the new bind
- * fails the old one is bound again. Live connections are not touched. */
+/* Reload: the listener moves to `addr`. The new one is bound first, and
+ * if that fails the old one stays as it is: a failed reload never leaves
+ * nothing listening. Then the clients already waiting on the old one are
+ * taken (unless it is paused, out of descriptors) and the new one takes
+ * its place. Live connections are not touched. */
 static int
 server_relisten(struct server *s, struct in_addr addr, char *err, size_t errlen)
 {
-	char ignored[CONF_ERR_LEN];
-	int fd, rc = 0;
+	int fd = server_listen_fd(addr, err, errlen);
+	int old = s->listen_fd;
 
+	if (fd < 0)
+		return -1;
+	if (s->listen_lf.events != 0)
+		server_accept(s, EPOLLIN);
+	uint32_t events = s->listen_lf.events;   /* 0: paused */
 	loop_fd_del(s->loop, &s->listen_lf);
-	close(s->listen_fd);
-	if ((fd = server_listen_fd(addr, err, errlen)) < 0) {
-		rc = -1;
-		fd = server_listen_fd(s->conf->listen, ignored, sizeof(ignored));
-		if (fd < 0)
+	if (loop_fd_add(s->loop, &s->listen_lf, fd, events, server_accept, s) < 0) {
+		snprintf(err, errlen, "cannot watch the listener on the new "
+		    "address: %s", strerror(errno));
+		close(fd);
+		if (loop_fd_add(s->loop, &s->listen_lf, old, events, server_accept,
+		    s) < 0)
 			log_msg(LOG_ERR, "reload: %s; and the old listener: %s", err,
-			    ignored);
+			    strerror(errno));
+		return -1;
 	}
 	s->listen_fd = fd;
-	if (fd >= 0)
-		loop_fd_add(s->loop, &s->listen_lf, fd, EPOLLIN, server_accept, s);
-	return rc;
+	close(old);
+	return 0;
 }
 
 static int

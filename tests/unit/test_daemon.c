@@ -2399,6 +2399,58 @@ test_reload_refused(void **state)
 	close(s1);
 }
 
+/* Point `listen` of the test configuration at `addr`, and reload. */
+static void
+reload_listen(const char *addr)
+{
+	char cmd[PATH_MAX + 128];
+	write_conf("");
+	snprintf(cmd, sizeof(cmd), "sed -i 's/^listen 127.0.0.1$/listen %s/' "
+	    "%s/pptpd.conf", addr, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	reload_by_signal();
+}
+
+/* Issue 19 item 13: a reload whose new address cannot be bound keeps the
+ * old listener, even when the old address could not be bound again now
+ * (it was taken off the interface: the listener bound to it lives on, and
+ * serves again once it is back). And the listener moves between the
+ * wildcard and a specific address both ways, the new one bound before the
+ * old one goes. */
+static void
+test_reload_bind_first(void **state)
+{
+	struct pptp_msg r;
+	daemon_start("");
+	int s1 = pns_start();
+	pns_call(s1, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	assert_int_equal(system("ip addr add 198.18.7.1/32 dev lo"), 0);
+	reload_listen("198.18.7.1");
+	assert_true(log_contains("reload: listen 127.0.0.1 -> 198.18.7.1"));
+	assert_true(can_connect_to("198.18.7.1"));
+	assert_int_equal(system("ip addr del 198.18.7.1/32 dev lo"), 0);
+	reload_listen("198.18.255.1");
+	assert_int_equal(log_count("reload refused"), 1);
+	assert_true(log_contains("cannot listen on 198.18.255.1:1723"));
+	assert_int_equal(system("ip addr add 198.18.7.1/32 dev lo"), 0);
+	assert_true(can_connect_to("198.18.7.1"));
+	/* specific to the wildcard, and back */
+	reload_listen("0.0.0.0");
+	assert_true(log_contains("reload: listen 198.18.7.1 -> 0.0.0.0"));
+	assert_true(can_connect_to("127.0.0.3"));
+	assert_true(can_connect_to("198.18.7.1"));
+	reload_listen("127.0.0.2");
+	assert_true(log_contains("reload: listen 0.0.0.0 -> 127.0.0.2"));
+	assert_int_equal(log_count("reload refused"), 1);
+	assert_true(can_connect_to("127.0.0.2"));
+	assert_false(can_connect_to("127.0.0.3"));
+	assert_false(can_connect_to("198.18.7.1"));
+	pns_alive(s1, 2);
+	assert_int_equal(system("ip addr del 198.18.7.1/32 dev lo"), 0);
+	close(s1);
+}
+
 /* pptpctl reload: the same reload, its outcome in the answer and the exit
  * status (0 done, 4 refused with file:line). */
 static void
@@ -3164,6 +3216,7 @@ main(void)
 		cmocka_unit_test_teardown(test_reload_pool_and_limit, teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_refused, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_reload, teardown_quiet),
+		cmocka_unit_test_teardown(test_reload_bind_first, teardown_quiet),
 		cmocka_unit_test_teardown(test_dae_disconnect, teardown_quiet),
 		cmocka_unit_test_teardown(test_dae_flood, teardown_quiet),
 		cmocka_unit_test_teardown(test_dae_radclient, teardown_quiet),
