@@ -44,6 +44,9 @@
 
 #define CALL_ID_TRIES  64
 
+_Static_assert(CALL_NAME_MAX >= REPORT_MAX_VALUE,
+    "a reported user name or Acct-Session-Id is kept whole");
+
 /* Append a formatted string to buf and to argv. */
 static char *
 call_argv_str(char **buf, size_t *buflen, const char *fmt, ...)

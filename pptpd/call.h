@@ -61,6 +61,11 @@ struct conf;
  * pppd to fail in the child. */
 #define CALL_FDS_CHILD      2
 #define CALL_FDS_RESERVE    4
+/* The longest user name or Acct-Session-Id kept whole: the most a report
+ * value may hold (REPORT_MAX_VALUE, pppd's own names are shorter), more
+ * than RADIUS carries (253 octets). A Disconnect-Request and `pptpctl
+ * kill` compare whole names: a name cut short could match another's. */
+#define CALL_NAME_MAX       255
 
 enum call_state {
 	CALL_ACTIVE,     /* pppd running, frames flowing */
@@ -104,7 +109,7 @@ struct call {
 	uint64_t          started_ms;
 	struct facts      facts;       /* the plugin's reports (facts.h) */
 	/* What the pppd plugin reported, for the session log. */
-	char              user[64];
+	char              user[CALL_NAME_MAX + 1];
 	char              mppe[8];      /* "none", "40", "128"; "" unknown */
 	int               stateless;    /* MPPE stateless: 1, stateful: 0, -1 unknown */
 	char              tunnel[16];   /* the peer's tunnel address pppd reported */
@@ -112,7 +117,7 @@ struct call {
 	/* The Acct-Session-Id pppd's radius.so sends for this session, when
 	 * the plugin reports one (key acct_session_id): a Disconnect-Request
 	 * may name the session by it (dae.c). "" unknown. */
-	char              acct_session_id[64];
+	char              acct_session_id[CALL_NAME_MAX + 1];
 	uint64_t          up_ms;
 };
 

@@ -87,6 +87,8 @@ static const struct key keys[] = {
 	{ "datapath",    K_ENUM,  F(datapath),    0, 0, NULL },
 	{ "radius-dae-listen", K_ADDR_OPTPORT, F(dae_listen), 1, 65535, NULL },
 	{ "radius-dae-clients", K_PATH, F(dae_clients_file), 0, 0, NULL },
+	{ "radius-dae-require-timestamp", K_FLAG, F(dae_require_timestamp), 0, 0,
+	  NULL },
 	{ "bcrelay",     K_IGNORED, 0, 0, 0,
 	  "broadcasts are not relayed to clients" },
 	{ "delegate",    K_IGNORED_FLAG, 0, 0, 0,

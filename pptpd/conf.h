@@ -37,7 +37,8 @@
  * radius-dae-listen IPV4[:PORT] serves RFC 5176 Disconnect-Requests on
  * that UDP address (port 3799 by default; off when not set) from the
  * clients of radius-dae-clients FILE (dae_clients.h), which it needs;
- * that file is read and checked with pptpd.conf.
+ * that file is read and checked with pptpd.conf;
+ * radius-dae-require-timestamp drops a request without an Event-Timestamp.
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *
@@ -134,6 +135,9 @@ struct conf {
 	struct sockaddr_in dae_listen;
 	char          *dae_clients_file;
 	struct dae_clients *dae_clients;   /* read from it; NULL when not set */
+	/* radius-dae-require-timestamp: a Disconnect-Request without an
+	 * Event-Timestamp is dropped (replays are bounded by its window). */
+	int            dae_require_timestamp;
 	/* Where each key was set (line number, 0 = default): lets a later
 	 * semantic error (e.g. the pool) point at file:line. */
 	int            line_localip, line_remoteip;

@@ -13,7 +13,7 @@
 /* pptpd's run-time directory: root's alone (0700), created if missing. */
 #define CTL_DIR        "/run/pptpd"
 #define CTL_SOCK_PATH  CTL_DIR "/ctl.sock"
-#define CTL_REQ_MAX    256
+#define CTL_REQ_MAX    512   /* "kill user " and a 255-octet name */
 
 /* The CODE of an error answer; pptpctl maps each to its exit status. */
 #define CTL_ERR_NOMATCH      "no-such-session"   /* nothing matched */

@@ -21,18 +21,22 @@
 #include "server.h"
 #include "strclean.h"
 
+_Static_assert(CALL_NAME_MAX >= RADIUS_ATTR_MAX_VAL,
+    "a session's names are compared whole with what a request gives");
+
 /* Datagrams read per wake-up: a flood cannot hold the loop. */
 #define DAE_BATCH        64
 /* Answered requests (and sessions they hang up) logged per second. */
 #define DAE_RL_REQ       50
 
+/* A request answered: its key, and the answer for a retransmission. */
 struct dae_cached {
 	struct in_addr from;
 	uint8_t        id;
 	uint8_t        auth[RADIUS_AUTH_LEN];
-	uint64_t       at_ms;
-	size_t         len;       /* 0: empty slot */
-	uint8_t       *answer;
+	uint64_t       at_ms;     /* 0: empty slot */
+	size_t         len;
+	uint8_t       *answer;    /* NULL: none could be kept (out of memory) */
 };
 
 struct dae {
@@ -60,13 +64,19 @@ dae_now(const struct dae *d)
 	return loop_now(d->srv->loop);
 }
 
+static int
+dae_cache_live(const struct dae *d, const struct dae_cached *e)
+{
+	return e->at_ms != 0 && dae_now(d) - e->at_ms < DAE_CACHE_MS;
+}
+
 static struct dae_cached *
 dae_cache_find(struct dae *d, const struct dae_dgram *g,
     const struct radius_pkt *p)
 {
 	for (unsigned i = 0; i < DAE_CACHE_SLOTS; i++) {
 		struct dae_cached *e = &d->cache[i];
-		if (e->len != 0 && dae_now(d) - e->at_ms < DAE_CACHE_MS &&
+		if (dae_cache_live(d, e) &&
 		    e->from.s_addr == g->from.sin_addr.s_addr && e->id == p->id &&
 		    memcmp(e->auth, p->auth, RADIUS_AUTH_LEN) == 0)
 			return e;
@@ -74,20 +84,28 @@ dae_cache_find(struct dae *d, const struct dae_dgram *g,
 	return NULL;
 }
 
+/* Every slot holds a request that could still be replayed. */
+static int
+dae_cache_full(const struct dae *d)
+{
+	return dae_cache_live(d, &d->cache[d->next]);
+}
+
+/* Remember an answered request: in the oldest slot, which is not live
+ * (dae_cache_full was asked first). */
 static void
 dae_cache_put(struct dae *d, const struct dae_dgram *g,
     const struct radius_pkt *p, const uint8_t *answer, size_t len)
 {
 	struct dae_cached *e = &d->cache[d->next];
-	uint8_t *copy = malloc(len);
-	if (copy == NULL)
-		return;   /* a retransmission is served again: no worse */
 	free(e->answer);
 	d->next = (d->next + 1) % DAE_CACHE_SLOTS;
 	*e = (struct dae_cached){ .from = g->from.sin_addr, .id = p->id,
-	    .at_ms = dae_now(d), .len = len, .answer = copy };
+	    .at_ms = dae_now(d), .len = len,
+	    .answer = len > 0 ? malloc(len) : NULL };
 	memcpy(e->auth, p->auth, RADIUS_AUTH_LEN);
-	memcpy(copy, answer, len);
+	if (e->answer != NULL)
+		memcpy(e->answer, answer, len);
 }
 
 /* From the address the request was sent to, so the client sees the
@@ -126,91 +144,138 @@ dae_nas_ip_ours(const struct dae *d, const struct dae_dgram *g, uint32_t ip)
 	    ip == d->srv->conf->listen.s_addr);
 }
 
-/* Hang up what the request names: returns how many sessions it named
- * (those already hanging up count: they are going). */
-static unsigned
-dae_disconnect(struct dae *d, const struct dae_dgram *g,
-    struct radius_dm *dm, uint8_t id)
+/* The sessions a Disconnect-Request names (every fact it gives). The
+ * plugin's facts were cleaned for the log: the names are cleaned the same
+ * way, so a name is found as it is shown. */
+static void
+dae_selector(struct radius_dm *dm, struct callsel *sel)
 {
-	struct callsel sel = { 0 };
-	struct call *c;
-	char reason[sizeof(c->hangup_reason)];
-	unsigned n = 0;
-
-	/* The plugin's facts were cleaned for the log: clean the names the
-	 * same way, so a name is found as it is shown. */
+	*sel = (struct callsel){ 0 };
 	if (dm->has_user) {
 		str_clean_inplace(dm->user);
-		sel.user = dm->user;
+		sel->user = dm->user;
 	}
 	if (dm->has_acct_session_id) {
 		str_clean_inplace(dm->acct_session_id);
-		sel.acct_session_id = dm->acct_session_id;
+		sel->acct_session_id = dm->acct_session_id;
 	}
-	sel.by_tunnel = dm->has_framed_ip;
-	sel.tunnel.s_addr = dm->framed_ip;
-	snprintf(reason, sizeof(reason), "RADIUS Disconnect-Request from %s",
-	    inet_ntoa(g->from.sin_addr));
-	for (c = NULL; (c = callsel_next(&sel, d->srv, c)) != NULL; ) {
-		n++;
-		if (c->state == CALL_HANGUP)
-			continue;
-		call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, reason);
-		log_rl(&d->rl_req, dae_now(d), LOG_NOTICE, "dae: Disconnect-Request "
-		    "id %u from %s: call %u/%u %s user %s hung up", id, g->from_str,
-		    c->id, c->peer_id, c->client_str, c->user[0] ? c->user : "-");
-	}
-	return n;
+	sel->by_tunnel = dm->has_framed_ip;
+	sel->tunnel.s_addr = dm->framed_ip;
 }
 
-/* Build the answer to an authenticated request, whose attributes
- * radius_dm_decode() made `dm` of (`cause`, `why`: its verdict), into `b`;
- * returns its length or -1. */
-static int
-dae_answer(struct dae *d, const struct dae_dgram *g, const struct radius_pkt *p,
-    const struct dae_client *cl, struct radius_dm *dm, uint32_t cause,
-    const char *why, struct radius_builder *b)
-{
-	uint8_t code;
-	char what[48] = "";
+/* What is done with an authenticated request: the answer's code, its
+ * Error-Cause (0: none) and why, and the session it hung up. */
+struct dae_verdict {
+	uint8_t      code;
+	uint32_t     cause;
+	const char  *why;
+	struct call *hung_up;
+};
 
-	if (p->code == RADIUS_COA_REQUEST) {
-		code = RADIUS_COA_NAK;
-		cause = RADIUS_ERR_UNSUPPORTED_SERVICE;
-		why = "CoA is not supported";
-	} else if (cause == 0 && dm->has_nas_ip && !dae_nas_ip_ours(d, g, dm->nas_ip)) {
-		code = RADIUS_DISCONNECT_NAK;
-		cause = RADIUS_ERR_NAS_ID_MISMATCH;
-		why = "NAS-IP-Address is not this server's";
-	} else if (cause != 0) {
-		code = RADIUS_DISCONNECT_NAK;
+/* A Disconnect-Request that radius_dm_decode() and the NAS-IP-Address
+ * check let through: exactly one session is hung up (one already hanging
+ * up counts: it is going). */
+static void
+dae_disconnect(struct dae *d, const struct dae_dgram *g, struct radius_dm *dm,
+    struct dae_verdict *v)
+{
+	struct callsel sel;
+	struct call *c, *one = NULL;
+	unsigned n = 0;
+
+	dae_selector(dm, &sel);
+	for (c = NULL; (c = callsel_next(&sel, d->srv, c)) != NULL; n++)
+		one = c;
+	v->code = RADIUS_DISCONNECT_NAK;
+	if (n == 0) {
+		v->cause = RADIUS_ERR_SESSION_NOT_FOUND;
+		v->why = "no session matches";
+	} else if (n > 1) {
+		v->cause = RADIUS_ERR_MULTIPLE_SESSIONS;
+		v->why = "more than one session matches; none hung up";
 	} else {
-		unsigned n = dae_disconnect(d, g, dm, p->id);
-		code = n > 0 ? RADIUS_DISCONNECT_ACK : RADIUS_DISCONNECT_NAK;
-		if (n == 0) {
-			cause = RADIUS_ERR_SESSION_NOT_FOUND;
-			why = "no session matches";
-		} else
-			snprintf(what, sizeof(what), "%u session%s", n, n > 1 ? "s" : "");
+		char reason[sizeof(one->hangup_reason)];
+		snprintf(reason, sizeof(reason), "RADIUS Disconnect-Request from %s",
+		    inet_ntoa(g->from.sin_addr));
+		call_hangup(one, PPTP_CDN_ADMIN_SHUTDOWN, reason);
+		v->code = RADIUS_DISCONNECT_ACK;
+		v->hung_up = one;
 	}
-	radius_begin(b, code, p->id);
-	if (cause != 0)
-		radius_add_u32(b, RADIUS_ERROR_CAUSE, cause);
+}
+
+/* Decide on an authenticated request, whose attributes radius_dm_decode()
+ * made `dm` of (`cause`, `why`: its verdict). */
+static void
+dae_decide(struct dae *d, const struct dae_dgram *g, const struct radius_pkt *p,
+    struct radius_dm *dm, uint32_t cause, const char *why,
+    struct dae_verdict *v)
+{
+	*v = (struct dae_verdict){ .code = RADIUS_DISCONNECT_NAK, .cause = cause,
+	    .why = why };
+	if (p->code == RADIUS_COA_REQUEST) {
+		v->code = RADIUS_COA_NAK;
+		v->cause = RADIUS_ERR_UNSUPPORTED_SERVICE;
+		v->why = "CoA is not supported";
+	} else if (cause != 0)
+		;
+	else if (dm->has_nas_ip && !dae_nas_ip_ours(d, g, dm->nas_ip)) {
+		v->cause = RADIUS_ERR_NAS_ID_MISMATCH;
+		v->why = "NAS-IP-Address is not this server's";
+	} else if (dae_cache_full(d)) {
+		v->cause = RADIUS_ERR_RESOURCES_UNAVAILABLE;
+		v->why = "the replay cache is full";
+	} else
+		dae_disconnect(d, g, dm, v);
+}
+
+/* The one log line of an answered request, with the session it hung up. */
+static void
+dae_log_verdict(struct dae *d, const struct dae_dgram *g,
+    const struct radius_pkt *p, const struct dae_verdict *v)
+{
+	const struct call *c = v->hung_up;
+	char cbuf[16];
+
+	if (c != NULL)
+		log_rl(&d->rl_req, dae_now(d), LOG_NOTICE, "dae: Disconnect-Request "
+		    "id %u from %s: call %u/%u %s user %s hung up", p->id,
+		    g->from_str, c->id, c->peer_id, c->client_str,
+		    c->user[0] ? c->user : "-");
+	else
+		log_rl(&d->rl_req, dae_now(d), LOG_NOTICE, "dae: %s id %u from %s: "
+		    "NAK, Error-Cause %u (%s)", radius_code_name(p->code, cbuf,
+		    sizeof(cbuf)), p->id, g->from_str, v->cause, v->why);
+}
+
+/* Build the answer into `b`: its length, or -1. */
+static int
+dae_build(const struct radius_pkt *p, const struct dae_client *cl,
+    const struct dae_verdict *v, struct radius_builder *b)
+{
 	struct radius_attr a;
+
+	radius_begin(b, v->code, p->id);
+	if (v->cause != 0)
+		radius_add_u32(b, RADIUS_ERROR_CAUSE, v->cause);
 	for (size_t off = 0; radius_attr_next(p, &off, &a); )
 		if (a.type == RADIUS_PROXY_STATE)
 			radius_add(b, RADIUS_PROXY_STATE, a.value, a.len);
 	if (p->msg_auth != NULL)
 		radius_add_msg_auth(b);
-	char cbuf[16];
-	if (cause != 0)
-		log_rl(&d->rl_req, dae_now(d), LOG_NOTICE, "dae: %s id %u from %s: "
-		    "NAK, Error-Cause %u (%s)", radius_code_name(p->code, cbuf,
-		    sizeof(cbuf)), p->id, g->from_str, cause, why);
-	else
-		log_rl(&d->rl_req, dae_now(d), LOG_NOTICE, "dae: Disconnect-Request "
-		    "id %u from %s: ACK (%s)", p->id, g->from_str, what);
 	return radius_finish(b, p->auth, cl->secret, cl->slen);
+}
+
+/* Why an authenticated request is dropped unanswered: a replay by its
+ * Event-Timestamp, or none where one is required. NULL: it is not. */
+static const char *
+dae_replay_check(const struct dae *d, const struct radius_dm *dm)
+{
+	if (!dm->has_timestamp)
+		return d->srv->conf->dae_require_timestamp ? "no Event-Timestamp "
+		    "(radius-dae-require-timestamp)" : NULL;
+	if (llabs((long long)dm->timestamp - (long long)time(NULL)) > DAE_WINDOW_S)
+		return "Event-Timestamp outside the replay window";
+	return NULL;
 }
 
 /* Validate at the entry: everything that drops a datagram is checked
@@ -236,9 +301,7 @@ dae_datagram(struct dae *d, struct dae_dgram *g)
 		why = "bad authenticator (wrong secret?)";
 	else {
 		cause = radius_dm_decode(&p, &dm, &dwhy);
-		if (dm.has_timestamp && llabs((long long)dm.timestamp -
-		    (long long)time(NULL)) > DAE_WINDOW_S)
-			why = "Event-Timestamp outside the replay window";
+		why = dae_replay_check(d, &dm);
 	}
 	if (why != NULL) {
 		log_rl(&d->rl_drop, dae_now(d), LOG_WARNING, "dae: %s from %s "
@@ -250,21 +313,32 @@ dae_datagram(struct dae *d, struct dae_dgram *g)
 	struct dae_cached *e = dae_cache_find(d, g, &p);
 	if (e != NULL) {
 		log_rl(&d->rl_req, dae_now(d), LOG_INFO, "dae: %s id %u from %s: "
-		    "a retransmission, answered again", radius_code_name(p.code,
-		    cbuf, sizeof(cbuf)), p.id, g->from_str);
-		dae_send(d, g, e->answer, e->len);
+		    "a retransmission (or a replay), %s", radius_code_name(p.code,
+		    cbuf, sizeof(cbuf)), p.id, g->from_str, e->answer != NULL ?
+		    "answered again" : "not answered (its answer was not kept)");
+		if (e->answer != NULL)
+			dae_send(d, g, e->answer, e->len);
 		return;
 	}
+	struct dae_verdict v;
 	struct radius_builder b;
-	int n = dae_answer(d, g, &p, cl, &dm, cause, dwhy, &b);
+	dae_decide(d, g, &p, &dm, cause, dwhy, &v);
+	dae_log_verdict(d, g, &p, &v);
+	int n = dae_build(&p, cl, &v, &b);
 	if (n < 0) {
 		log_rl(&d->rl_drop, dae_now(d), LOG_WARNING, "dae: %s id %u from "
 		    "%s: no answer (it would not fit, or libcrypto failed)",
 		    radius_code_name(p.code, cbuf, sizeof(cbuf)), p.id, g->from_str);
-		return;
+		n = 0;
 	}
-	dae_cache_put(d, g, &p, b.buf, (size_t)n);
-	dae_send(d, g, b.buf, (size_t)n);
+	/* A request that acted is remembered even when its answer could not
+	 * be built: a replay must find it. One that acted on nothing is not
+	 * remembered when that would push out one that may still be replayed
+	 * (its retransmission gets the same NAK anew). */
+	if (!dae_cache_full(d))
+		dae_cache_put(d, g, &p, b.buf, (size_t)n);
+	if (n > 0)
+		dae_send(d, g, b.buf, (size_t)n);
 }
 
 static void

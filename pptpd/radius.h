@@ -55,6 +55,7 @@
 #define RADIUS_ERR_INVALID_ATTRIBUTE_VALUE 407
 #define RADIUS_ERR_SESSION_NOT_FOUND       503
 #define RADIUS_ERR_RESOURCES_UNAVAILABLE   506
+#define RADIUS_ERR_MULTIPLE_SESSIONS       508   /* Multiple Session Selection Unsupported */
 
 /* A packet that passed radius_parse(): `len` is its Length field; the
  * datagram may have been longer (padding, RFC 2865 section 3). */

@@ -624,6 +624,8 @@ server_log_changes(const struct conf *a, const struct conf *b)
 	log_change_str("peers", a->peers, b->peers, &n);
 	log_change_str("radius-dae-clients", a->dae_clients_file,
 	    b->dae_clients_file, &n);
+	log_change_int("radius-dae-require-timestamp", a->dae_require_timestamp,
+	    b->dae_require_timestamp, &n);
 	log_change_int("metrics-per-session", a->metrics_per_session,
 	    b->metrics_per_session, &n);
 	if (n == 0)

@@ -478,6 +478,14 @@ test_conf_keys(void **state)
 	assert_string_equal(inet_ntoa(c.dae_listen.sin_addr), "198.18.0.1");
 	assert_non_null(c.dae_clients);
 	assert_int_equal(c.dae_clients->n, 1);
+	assert_int_equal(c.dae_require_timestamp, 0);
+	conf_free(&c);
+
+	/* issue 19 item 5: Event-Timestamp may be required */
+	snprintf(text, sizeof(text), "radius-dae-listen 198.18.0.1\n"
+	    "radius-dae-clients %s\nradius-dae-require-timestamp\n", cl);
+	assert_int_equal(load_conf(text, &c, err), 0);
+	assert_int_equal(c.dae_require_timestamp, 1);
 	conf_free(&c);
 
 	snprintf(text, sizeof(text), "radius-dae-clients %s\n"

@@ -1590,11 +1590,23 @@ pns_start_from(const char *src)
 /* Two sessions from two client addresses: alice from 127.0.0.1, bob from
  * 127.0.0.2 (the stand-in pppd reports them "up" as the plugin would). */
 static void
+two_sessions_conf_users(const char *extra, int *s1, int *s2, uint16_t *id1,
+    uint16_t *id2);
+
+static void
 two_sessions_conf(const char *extra, int *s1, int *s2, uint16_t *id1,
     uint16_t *id2)
 {
-	struct pptp_msg r;
 	setenv("FAKE_PPPD_USERS", "127.0.0.1=alice 127.0.0.2=bob", 1);
+	two_sessions_conf_users(extra, s1, s2, id1, id2);
+}
+
+/* The same with the users FAKE_PPPD_USERS names. */
+static void
+two_sessions_conf_users(const char *extra, int *s1, int *s2, uint16_t *id1,
+    uint16_t *id2)
+{
+	struct pptp_msg r;
 	daemon_start(extra);
 	*s1 = pns_start_from("127.0.0.1");
 	pns_call(*s1, 11, &r);
@@ -2654,7 +2666,7 @@ test_dae_disconnect(void **state)
 	n = dae_ask(u, &r, ans, REPLY_MS);
 	assert_int_equal(n, RADIUS_HDR_LEN);
 	assert_memory_equal(ans, first, RADIUS_HDR_LEN);
-	assert_true(log_contains("a retransmission, answered again"));
+	assert_true(log_contains("a retransmission (or a replay), answered again"));
 	assert_int_equal(log_count("user alice hung up"), 1);
 
 	/* nobody of that name, a Framed-IP-Address nobody has, or both
@@ -2833,6 +2845,181 @@ test_dae_radclient(void **state)
 	assert_true(file_contains(cmd, "Message-Authenticator = 0x"));
 	close(s1);
 	close(s2);
+}
+
+/* ---- issue 19: Disconnect-Requests and pptpctl kill */
+
+/* The call `call_id` on `s` was hung up by the administrator. */
+static void
+pns_hung_up(int s, uint16_t call_id)
+{
+	struct pptp_msg m;
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, call_id);
+	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
+}
+
+/* A Disconnect-Request with one string attribute: answered `code`,
+ * Error-Cause `cause`. */
+static void
+dae_expect_str(int u, uint8_t id, uint8_t type, const char *v, uint8_t code,
+    uint32_t cause)
+{
+	struct dae_req r;
+	uint8_t ans[RADIUS_MAX_LEN];
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, id);
+	dae_req_attr(&r, type, v, strlen(v));
+	dae_req_sign(&r, DAE_SECRET);
+	ssize_t n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, code, cause);
+}
+
+/* Item 4: user names longer than 63 octets, up to what RADIUS carries
+ * (253), are kept and compared whole. Two users equal in their first 63
+ * octets: the name of those 63 octets alone matches neither; each is hung
+ * up by its own whole name, by RADIUS or by pptpctl. */
+static void
+test_dae_long_user_names(void **state)
+{
+	char one[128], two[254], three[128], users[512], args[300];
+	int s1, s2, u;
+	uint16_t a, b;
+
+	memset(one, 'x', 63);
+	strcpy(one + 63, "-alice");
+	memset(two, 'x', 63);
+	memset(two + 63, 'b', 253 - 63);
+	two[253] = '\0';
+	memset(three, 'x', 63);   /* a third user: those 63 octets alone */
+	three[63] = '\0';
+	snprintf(users, sizeof(users), "127.0.0.1=%s 127.0.0.2=%s", one, two);
+	setenv("FAKE_PPPD_USERS", users, 1);
+	two_sessions_conf_users(dae_conf(), &s1, &s2, &a, &b);
+	u = dae_socket();
+	dae_expect_str(u, 1, RADIUS_USER_NAME, three, RADIUS_DISCONNECT_NAK,
+	    RADIUS_ERR_SESSION_NOT_FOUND);
+	assert_int_equal(pptpctl("status"), 0);
+	assert_true(ctl_out_contains("calls:       2 (setup 0, up 2"));
+	dae_expect_str(u, 2, RADIUS_USER_NAME, one, RADIUS_DISCONNECT_ACK, 0);
+	pns_hung_up(s1, a);
+	snprintf(args, sizeof(args), "kill user %s", three);
+	assert_int_equal(pptpctl(args), 1);
+	snprintf(args, sizeof(args), "kill user %s", two);
+	assert_int_equal(pptpctl(args), 0);
+	assert_true(ctl_out_contains("%u/22 user %s: hanging up", b, two));
+	pns_hung_up(s2, b);
+	close(u);
+	close(s1);
+	close(s2);
+}
+
+/* Item 6: two sessions share an Acct-Session-Id (radius.so of pppd 2.4.9
+ * makes it of the time alone). A request by it alone names both: NAK 508,
+ * and neither is hung up; with the tunnel address too it names one. */
+static void
+test_dae_shared_acct_session_id(void **state)
+{
+	int s1, s2, u;
+	uint16_t a, b;
+	struct dae_req r;
+	uint8_t ans[RADIUS_MAX_LEN];
+	static const uint8_t first_ip[4] = { 198, 19, 0, 10 };
+
+	setenv("FAKE_PPPD_ACCT", "1", 1);
+	setenv("FAKE_PPPD_USERS", "127.0.0.1=carol 127.0.0.2=carol", 1);
+	two_sessions_conf_users(dae_conf(), &s1, &s2, &a, &b);
+	u = dae_socket();
+	dae_expect_str(u, 1, RADIUS_ACCT_SESSION_ID, "S-carol",
+	    RADIUS_DISCONNECT_NAK, RADIUS_ERR_MULTIPLE_SESSIONS);
+	dae_expect_str(u, 2, RADIUS_USER_NAME, "carol", RADIUS_DISCONNECT_NAK,
+	    RADIUS_ERR_MULTIPLE_SESSIONS);
+	assert_true(log_contains("Error-Cause 508 (more than one session matches"));
+	pns_alive(s1, 1);
+	pns_alive(s2, 2);
+	assert_int_equal(pptpctl("status"), 0);
+	assert_true(ctl_out_contains("calls:       2 (setup 0, up 2"));
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 3);
+	dae_req_attr(&r, RADIUS_ACCT_SESSION_ID, "S-carol", 7);
+	dae_req_attr(&r, RADIUS_FRAMED_IP_ADDRESS, first_ip, 4);
+	dae_req_sign(&r, DAE_SECRET);
+	dae_expect(&r, ans, dae_ask(u, &r, ans, REPLY_MS), RADIUS_DISCONNECT_ACK, 0);
+	pns_hung_up(s1, a);
+	assert_true(log_contains("user carol hung up"));
+	pns_alive(s2, 4);
+	close(u);
+	close(s1);
+	close(s2);
+}
+
+static int
+alice_sessions(void)
+{
+	return log_count("user alice client 127.0.0.1");
+}
+
+/* Item 5: the same bytes again after 31 s (past the old 30 s cache, well
+ * inside the 300 s Event-Timestamp window) hang up nobody: alice's new
+ * session stays. With radius-dae-require-timestamp a request without an
+ * Event-Timestamp is dropped, one with a fresh one served. */
+static void
+test_dae_replay(void **state)
+{
+	int s1, s2, s3, u;
+	uint16_t a, b;
+	struct pptp_msg m;
+	struct dae_req r;
+	uint8_t ans[RADIUS_MAX_LEN], first[RADIUS_MAX_LEN];
+
+	two_sessions_conf(dae_conf(), &s1, &s2, &a, &b);
+	u = dae_socket();
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 1);
+	dae_req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	dae_req_sign(&r, DAE_SECRET);
+	ssize_t n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_DISCONNECT_ACK, 0);
+	memcpy(first, ans, (size_t)n);
+	pns_hung_up(s1, a);
+	pool_free_is("pool:        1 of 2 free");
+	/* alice again, a new session */
+	s3 = pns_start_from("127.0.0.1");
+	pns_call(s3, 33, &m);
+	assert_int_equal(m.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(alice_sessions, 2, SESSION_WAIT_TICKS * 10);
+	sleep(31);
+	assert_int_equal(send(u, r.b, r.len, 0), (ssize_t)r.len);
+	struct pollfd p = { .fd = u, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, REPLY_MS), 1);
+	assert_int_equal(recv(u, ans, sizeof(ans), 0), n);
+	assert_memory_equal(ans, first, (size_t)n);
+	assert_int_equal(log_count("user alice hung up"), 1);
+	pns_alive(s3, 1);
+
+	/* Event-Timestamp required */
+	char extra[PATH_MAX + 256];
+	snprintf(extra, sizeof(extra), "%sradius-dae-require-timestamp\n", dae_conf());
+	write_conf(extra);
+	reload_by_signal();
+	assert_true(log_contains("reload: radius-dae-require-timestamp 0 -> 1"));
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 2);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_sign(&r, DAE_SECRET);
+	assert_int_equal(dae_ask(u, &r, ans, 500), -1);
+	assert_true(log_contains("dropped: no Event-Timestamp "
+	    "(radius-dae-require-timestamp)"));
+	uint8_t ts[4];
+	uint32_t now = (uint32_t)time(NULL);
+	ts[0] = (uint8_t)(now >> 24); ts[1] = (uint8_t)(now >> 16);
+	ts[2] = (uint8_t)(now >> 8); ts[3] = (uint8_t)now;
+	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 3);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_attr(&r, RADIUS_EVENT_TIMESTAMP, ts, 4);
+	dae_req_sign(&r, DAE_SECRET);
+	dae_expect(&r, ans, dae_ask(u, &r, ans, REPLY_MS), RADIUS_DISCONNECT_ACK, 0);
+	pns_hung_up(s2, b);
+	close(u);
+	close(s1);
+	close(s2);
+	close(s3);
 }
 
 /* Without NOTIFY_SOCKET nothing is sent and the daemon runs as before
@@ -3225,6 +3412,9 @@ main(void)
 		cmocka_unit_test_teardown(test_shipped_defaults_pool_share, teardown_quiet),
 		cmocka_unit_test_teardown(test_calls_past_descriptors_refused, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_full_table_no_spin, teardown_quiet),
+		cmocka_unit_test_teardown(test_dae_long_user_names, teardown_quiet),
+		cmocka_unit_test_teardown(test_dae_shared_acct_session_id, teardown_quiet),
+		cmocka_unit_test_teardown(test_dae_replay, teardown_quiet),
 	};
 	/* TEST_FILTER="test_call_id* test_shutdown*": only those, in the
 	 * usual order (a developer's loop around a test and the ones before
