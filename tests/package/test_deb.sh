@@ -29,7 +29,8 @@
 #            leftover configuration keeps pptpd.conf but removes
 #            /etc/ppp/pptpd-options and the enablement (doc/packaging.md).
 #   poptop-unchanged: the same with Poptop's pptpd.conf untouched and its
-#            service not enabled: ours replaces it, and is not enabled.
+#            service not enabled: ours replaces it, and is not enabled;
+#            apt-get install pptpd then goes back to Poptop.
 # The service under systemd and a client dialling in need a VM with systemd
 # as PID 1: --root-with-deb makes DIR a full copy of `scripts/vm/mkroot
 # RELEASE` (the VM's root, with systemd) with this package installed, for
@@ -321,6 +322,9 @@ scenario_poptop() {
 		expect "Poptop's unchanged /etc/pptpd.conf is replaced by ours" \
 			"grep -q '^option /etc/ppp/options.pptpd' /etc/pptpd.conf && [ ! -e /etc/pptpd.conf.dpkg-dist ]"
 		expect "pptpd.service not enabled, as it was not under Poptop" "[ ! -e $WANTS ]"
+		act "$APT install pptpd"
+		expect "apt-get install pptpd goes back: Poptop's package in, ours out (state rc)" \
+			"st pptpd | grep -q '^ii' && st pptpd-ng | grep -q '^rc' && dpkg -S /usr/sbin/pptpd | grep -q '^pptpd:'"
 	fi
 }
 
