@@ -682,6 +682,12 @@ call_acct_in_flight(const struct call *c)
 	    loop_now(c->srv->loop) < c->acct_down_ms + CALL_ACCT_STOP_MS;
 }
 
+uint64_t
+call_acct_stop_due(const struct call *c)
+{
+	return call_acct_in_flight(c) ? c->acct_down_ms + CALL_ACCT_STOP_MS : 0;
+}
+
 static void call_log_ended(struct call *c, const char *reason,
     const struct gre_stats *st);
 

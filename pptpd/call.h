@@ -139,6 +139,10 @@ void call_hangup(struct call *c, uint8_t cdn_result, const char *reason);
 void call_detach(struct call *c);
 /* Not ended yet (ACTIVE or HANGUP). */
 int  call_is_live(const struct call *c);
+/* While its pppd sends the Accounting-Stop (its "down" with accounting on,
+ * no "down_done" yet, at most CALL_ACCT_STOP_MS): when that hold-back ends
+ * (loop ms). 0: not now. A clean stop waits for it (server.c). */
+uint64_t call_acct_stop_due(const struct call *c);
 /* At exit: free a call whatever its state (pppd is not waited for). */
 void call_destroy(struct call *c);
 

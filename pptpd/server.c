@@ -450,9 +450,52 @@ server_force_stop(struct server *s, const char *why)
 }
 
 static void
+server_acct_wait_over(void *arg)
+{
+	server_force_stop(arg, "the wait for Accounting-Stops is over");
+}
+
+/* The latest end of a hold-back for an Accounting-Stop (0: none under
+ * way); *n: how many pppd are sending one. */
+static uint64_t
+server_acct_stops_due(const struct server *s, unsigned *n)
+{
+	const struct call *c;
+	uint64_t due = 0;
+
+	*n = 0;
+	TAILQ_FOREACH(c, &s->calls, s_entry) {
+		uint64_t d = call_acct_stop_due(c);
+		*n += d != 0;
+		due = d > due ? d : due;
+	}
+	return due;
+}
+
+/* stop-timeout: what is still running is cut off, except the pppd that are
+ * sending their Accounting-Stop (a signal would lose it): the stop waits
+ * for those until each is done, CALL_ACCT_STOP_MS after its "down" at the
+ * latest, so a clean stop takes at most stop-timeout + CALL_ACCT_STOP_MS. */
+static void
 server_stop_timeout(void *arg)
 {
-	server_force_stop(arg, "stop-timeout reached");
+	struct server *s = arg;
+	uint64_t now = loop_now(s->loop);
+	unsigned n;
+	uint64_t due = server_acct_stops_due(s, &n);
+	struct call *c;
+
+	if (due <= now) {
+		server_force_stop(s, "stop-timeout reached");
+		return;
+	}
+	log_msg(LOG_WARNING, "stop: stop-timeout reached: waiting for %u pppd "
+	    "sending their Accounting-Stop (at most %llu ms more), killing the "
+	    "others", n, (unsigned long long)(due - now));
+	TAILQ_FOREACH(c, &s->calls, s_entry)
+		if (c->pid > 0 && call_acct_stop_due(c) == 0)
+			kill(c->pid, SIGKILL);
+	loop_timer_set(s->loop, &s->stop_timer, due - now, server_acct_wait_over, s);
 }
 
 void
@@ -465,7 +508,8 @@ server_shutdown(struct server *s)
 	s->stopping = 1;
 	notify_stopping(s);
 	log_msg(LOG_NOTICE, "shutting down: %u connections: hanging up every "
-	    "call (at most %d s)", s->nctrls, s->conf->stop_timeout);
+	    "call (at most %d s, %d s more for an Accounting-Stop)", s->nctrls,
+	    s->conf->stop_timeout, CALL_ACCT_STOP_MS / 1000);
 	if (s->listen_fd >= 0) {
 		loop_fd_del(s->loop, &s->listen_lf);
 		close(s->listen_fd);

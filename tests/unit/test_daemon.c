@@ -1401,7 +1401,7 @@ test_report_before_reap(void **state)
 /* The stand-in pppd of the one call, started with accounting on and
  * FAKE_PPPD_ACCT_STOP=`stop_s` (it stays that long after its "down"). */
 static pid_t
-acct_call_start(int *s, const char *stop_s)
+acct_call_start_conf(int *s, const char *stop_s, const char *extra)
 {
 	struct pptp_msg r;
 	pid_t pid;
@@ -1409,7 +1409,7 @@ acct_call_start(int *s, const char *stop_s)
 	setenv("FAKE_PPPD_ACCT", "1", 1);
 	setenv("FAKE_PPPD_DOWN_ON_USR1", "1", 1);
 	setenv("FAKE_PPPD_ACCT_STOP", stop_s, 1);
-	daemon_start("");
+	daemon_start(extra);
 	*s = pns_start();
 	pns_call(*s, 1, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
@@ -1418,6 +1418,12 @@ acct_call_start(int *s, const char *stop_s)
 	assert_true(log_contains("session start: call"));
 	assert_int_equal(daemon_child_pids(&pid, 1), 1);
 	return pid;
+}
+
+static pid_t
+acct_call_start(int *s, const char *stop_s)
+{
+	return acct_call_start_conf(s, stop_s, "");
 }
 
 /* The call ends while pppd is in the window between its "down" and its
@@ -1502,6 +1508,62 @@ test_accounting_stop_not_cut_short(void **state)
 	kill(pid, SIGKILL);
 	wait_for(daemon_children, 0, 3000);
 	close(s);
+}
+
+/* Issue 19 item 7: a clean stop (SIGTERM) while pppd sends its
+ * Accounting-Stop, which takes longer (5 s) than stop-timeout (2 s): the
+ * stop waits for it, pppd gets no signal until its "down_done", and the
+ * daemon exits cleanly then. */
+static void
+test_shutdown_waits_for_accounting_stop(void **state)
+{
+	struct pptp_msg m;
+	struct timespec t0;
+	char cmd[PATH_MAX + 64];
+	int s, st;
+	pid_t pid = acct_call_start_conf(&s, "5", "stop-timeout 2\n");
+	assert_int_equal(kill(pid, SIGUSR1), 0);
+	for (int i = 0; i < 300 && !log_contains("session end:"); i++)
+		usleep(10000);
+	assert_true(log_contains("session end: call"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(kill(daemon_pid, SIGTERM), 0);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, 8000), 0);
+	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
+	assert_int_equal(pns_recv(s, &m, REPLY_MS), 0);
+	assert_int_equal(m.type, PPTP_STOPCCRQ);
+	pns_send_simple(s, PPTP_STOPCCRP, 0);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	long ms = ms_since(&t0);
+	print_message("stopped %ld ms after SIGTERM\n", ms);
+	assert_true(ms >= 2500 && ms < 9000);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(log_contains("stop: stop-timeout reached: waiting for 1 pppd "
+	    "sending their Accounting-Stop"));
+	assert_false(log_contains("killing every pppd"));
+	/* pppd had its SIGTERM once done, none while it sent the Stop */
+	snprintf(cmd, sizeof(cmd), "grep -q ' after$' %s/%d.signals", tmpdir, (int)pid);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "grep -q ' during$' %s/%d.signals", tmpdir, (int)pid);
+	assert_int_not_equal(system(cmd), 0);
+	close(s);
+}
+
+/* After a test that stops the daemon itself: the usual teardown if it
+ * failed before the daemon was gone. */
+static int
+teardown_if_running(void **state)
+{
+	if (waitpid(daemon_pid, NULL, WNOHANG) == 0)
+		return teardown_quiet(state);
+	daemon_pid = 0;
+	pool = "198.19.0.10-11";
+	unsetenv("FAKE_PPPD_UP_USER");
+	unsetenv("FAKE_PPPD_ACCT");
+	unsetenv("FAKE_PPPD_DOWN_ON_USR1");
+	unsetenv("FAKE_PPPD_ACCT_STOP");
+	return 0;
 }
 
 /* ---- issue 10: the control socket and pptpctl */
@@ -3389,6 +3451,8 @@ main(void)
 		cmocka_unit_test_teardown(test_accounting_stop_not_interrupted, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_pppd_gone_first, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_not_cut_short, teardown_quiet),
+		cmocka_unit_test_teardown(test_shutdown_waits_for_accounting_stop,
+		    teardown_if_running),
 		cmocka_unit_test_teardown(test_pppd_gets_report_channel_only, teardown_quiet),
 		cmocka_unit_test_teardown(test_report_burst_none_lost, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_status_and_sessions, teardown_quiet),
