@@ -281,8 +281,17 @@ phase() {
 	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$DP: pings still pass after the reload"
 
 	# ---- stop hangs up cleanly
-	local cdn0 cpid t1 dt
+	local cdn0 cpid t1 dt sniffer wire
 	cdn0=$(cdn_count) cpid=$(client_pid "c-$DP")
+	# What reaches the client on its control connection (a raw socket in
+	# its netns): pptp-linux logs the CDN only if its call manager still
+	# has the call when it comes, and its pppd may already have hung up
+	# on the LCP Terminate-Request the server's pppd sent first.
+	rm -f "$E2E_DIR/ctrl-ready"
+	ip netns exec "$NS_CLI" python3 "$E2E_LIB_DIR/ctrl_sniff.py" 30 \
+		"$E2E_DIR/ctrl-ready" >"$E2E_DIR/ctrl-wire-$DP" &
+	sniffer=$!
+	for ((i = 0; i < 150; i++)); do [ -e "$E2E_DIR/ctrl-ready" ] && break; e2e_sleep 0.1; done
 	t1=$(now_us)
 	systemctl stop "$UNIT" || true
 	dt=$(us_to_s $(($(now_us) - t1)))
@@ -294,7 +303,10 @@ phase() {
 	check "$DP: server pppd $SPPPD ended on pptpd's hang-up: '$(jhas "pppd\[$SPPPD\]: (Connection terminated|Modem hangup|Terminating)" && grep -Eo "pppd\[$SPPPD\]: (Connection terminated|Modem hangup|Terminating on signal [0-9]+)" "$E2E_SERVER_LOG" | head -n 1)'" \
 		jhas "pppd\[$SPPPD\]: (Connection terminated|Modem hangup|Terminating on signal)"
 	wait_for_log "$E2E_SYSLOG" "Call disconnect notification received" 10 || true
-	check "$DP: the client's pptp got the Call-Disconnect-Notify" test "$(cdn_count)" -gt "$cdn0"
+	wait "$sniffer" || true
+	wire=$(tr '\n' ' ' <"$E2E_DIR/ctrl-wire-$DP")
+	check "$DP: the client got the Call-Disconnect-Notify (on the wire: $wire; pptp-linux logged it: $([ "$(cdn_count)" -gt "$cdn0" ] && echo yes || echo no))" \
+		eval '[[ " $wire " == *" CDN "* ]] || [ "$(cdn_count)" -gt "$cdn0" ]'
 	check "$DP: FreeRADIUS got the Accounting-Stop for $SID" acct 15 Stop "$SID"
 	check "$DP: the client's pppd ended" gone "$cpid" 15
 	check "$DP: no pppd left on the server ($(server_pppds | xargs))" test -z "$(server_pppds)"
@@ -362,8 +374,10 @@ kill_all() {
 	killed "a-$DP" "kill all" || return 0
 	check "kill all: no pppd left over on the server ($(server_pppds | xargs))" test -z "$(server_pppds)"
 	check "kill all: the journal says pptpd was killed" jhas "Main process exited, code=killed, status=9/KILL"
-	check "kill all: the journal names pppd $SPPPD as SIGKILLed on request (the trace it cannot leave itself)" \
-		jhas "Sending signal SIGKILL to process $SPPPD \(pppd\) on client request"
+	# The trace pppd cannot leave itself: systemd 252 names each process it
+	# signals, 257 kills the cgroup at once (cgroup.kill) and says so.
+	check "kill all: the journal says systemd SIGKILLed pppd $SPPPD, or the unit's whole cgroup, on request" \
+		jhas "Sending signal SIGKILL to process $SPPPD \(pppd\) on client request|Killed unit cgroup with SIGKILL on client request"
 	# Nothing can send it: pppd had no chance to run radius.so's ip-down.
 	if acct 5 Stop "$SID"; then diag "kill all: Accounting-Stop for $SID"; else diag "kill all: no Accounting-Stop for $SID (as expected: pppd was SIGKILLed)"; fi
 	check "kill all: the client's pppd ended" gone "$KCPID" 30
