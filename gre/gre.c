@@ -14,7 +14,7 @@
  * loss, not with a stalled server.
  *
  * Toward pppd only what pppd's LCP asked for is escaped (lcp.h); until
- * that is known, Set-Link-Info's Send ACCM or the RFC 1662 default.
+ * that is known, the RFC 1662 default (never Set-Link-Info's Send ACCM).
  *
  * Timers (delayed acks, reorder gaps) live in two lists sorted by deadline
  * (common/timer.h), so finding the next one is O(1) and only calls with a
@@ -87,7 +87,7 @@ struct gre_call {
 	void *arg;
 	int dead, want_write, touched;
 	struct lcp_snoop lcp;     /* the ACCM toward pppd */
-	uint32_t recv_accm;
+	uint32_t sli_send_accm, recv_accm;   /* Set-Link-Info's, kept only */
 	int pty_held;             /* frames wait until pppd has written */
 	uint16_t peer_window, ack_threshold;
 	uint32_t tx_seq;          /* next sequence number to send */
@@ -1000,7 +1000,7 @@ struct gre_call *gre_call_new(struct gre_engine *e, uint16_t local_id,
 	c->peer_sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr = peer };
 	c->pty_fd = pty_fd;
 	c->arg = call_arg;
-	c->recv_accm = LCP_ACCM_DEFAULT;
+	c->sli_send_accm = c->recv_accm = LCP_ACCM_DEFAULT;
 	lcp_snoop_init(&c->lcp);
 	c->peer_window = GRE_RECV_WINDOW_DFLT;
 	c->ack_threshold = GRE_RECV_WINDOW_DFLT / 2;
@@ -1044,7 +1044,7 @@ void gre_call_free(struct gre_call *c)
 
 void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_accm)
 {
-	lcp_snoop_set_fallback(&c->lcp, send_accm);
+	c->sli_send_accm = send_accm;
 	c->recv_accm = recv_accm;
 }
 

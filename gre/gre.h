@@ -93,8 +93,8 @@ uint64_t gre_engine_next_deadline(const struct gre_engine *e);
  * from any other source than `peer` are dropped. The engine does not own
  * pty_fd (the daemon closes it after gre_call_free) but makes it
  * nonblocking. Returns NULL with errno EEXIST if local_id is taken, EINVAL
- * on a bad argument, ENOMEM. The send ACCM starts at 0xffffffff (RFC 1662
- * default) until gre_call_set_accm or pppd's LCP says otherwise. */
+ * on a bad argument, ENOMEM. The send ACCM is 0xffffffff (RFC 1662
+ * default) until pppd's LCP says otherwise. */
 struct gre_call *gre_call_new(struct gre_engine *e, uint16_t local_id,
     uint16_t peer_id, struct in_addr peer, int pty_fd, void *call_arg);
 void gre_call_free(struct gre_call *c);
@@ -131,13 +131,14 @@ void gre_call_hold_pty(struct gre_call *c);
  * the peer to speak first). */
 void gre_call_release_pty(struct gre_call *c);
 
-/* Set-Link-Info, fields as they come: we are the PAC and pppd is on our
- * "async line", so the SLI Send ACCM is what we escape when writing to
- * pppd -- until the engine has seen pppd's LCP open with an ACCM of its
- * own (lcp.h): that one is what pppd's line discipline actually drops
- * unescaped, so it wins until LCP renegotiates or terminates. `recv_accm`
- * is kept for information only (the pty inserts nothing to delete). FLAG
- * and ESCAPE are always escaped. */
+/* Set-Link-Info, fields as they come. Kept for information only: toward
+ * pppd the engine escapes every control character until it has seen
+ * pppd's LCP open with an ACCM of its own (lcp.h), and then that one,
+ * which is what pppd's line discipline actually drops unescaped. A Send
+ * ACCM taken before LCP is open would let the peer's Configure-Request
+ * reach pppd with its control octets bare, and pppd drops them; after it,
+ * LCP's map is the one that matters. `recv_accm`: the pty inserts nothing
+ * to delete. FLAG and ESCAPE are always escaped. */
 void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_accm);
 
 /* The address this call's GRE leaves from (IP_PKTINFO): the local address

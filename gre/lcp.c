@@ -25,12 +25,6 @@ struct lcp_pkt {
 void lcp_snoop_init(struct lcp_snoop *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->fallback = LCP_ACCM_DEFAULT;
-}
-
-void lcp_snoop_set_fallback(struct lcp_snoop *s, uint32_t accm)
-{
-	s->fallback = accm;
 }
 
 /* Is this frame LCP? Fills `p` if so. Address and control may be

@@ -967,11 +967,35 @@ static void test_engine_accm(void **state)
 	engine_in(f, 1000);
 	n = read(f->ppp, buf, sizeof(buf));
 	assert_true(n >= 2 * 40);
+	/* a Set-Link-Info does not change it: only pppd's LCP does */
 	gre_call_set_accm(f->c, 0, 0);
 	peer_send(f->peer, LOCAL_ID, 1, 1, 0, 0, p, sizeof(p));
 	engine_in(f, 1000);
 	n = read(f->ppp, buf, sizeof(buf));
-	assert_true(n < 2 * 40);
+	assert_true(n >= 2 * 40);
+}
+
+/* Issue 19, item 10: a Set-Link-Info with Send ACCM 0 before LCP is open
+ * must not let the peer's Configure-Request reach pppd with bare control
+ * octets (pppd's line discipline drops them until its LCP is open). */
+static void test_engine_sli_before_lcp_open(void **state)
+{
+	struct fixture *f = *state;
+	/* Configure-Request: ACCM 0, magic 0x01020304, PFC, ACFC */
+	static const uint8_t req[] = { 0xff, 0x03, 0xc0, 0x21, 1, 1, 0, 18,
+	    2, 6, 0, 0, 0, 0, 5, 6, 1, 2, 3, 4, 7, 2, 8, 2 };
+	uint8_t buf[512];
+	ssize_t n;
+
+	NEED_ENGINE(f);
+	gre_call_set_accm(f->c, 0, 0);
+	peer_send(f->peer, LOCAL_ID, 1, 0, 0, 0, req, sizeof(req));
+	engine_in(f, 1000);
+	n = read(f->ppp, buf, sizeof(buf));
+	assert_true(n > (ssize_t)sizeof(req));
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] < 0x20)
+			fail_msg("control octet 0x%02x unescaped at %zd", buf[i], i);
 }
 
 /* LCP as pppd and the peer exchange it, through the engine. */
@@ -1194,6 +1218,7 @@ int main(void)
 		E(test_engine_pty_eof),
 		E(test_engine_real_pty_eio),
 		E(test_engine_accm),
+		E(test_engine_sli_before_lcp_open),
 		E(test_engine_lcp_accm),
 		E(test_engine_frame_split_across_reads),
 		E(test_engine_many_frames_one_read),
