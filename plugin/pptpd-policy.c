@@ -332,8 +332,13 @@ restore_defaults(void)
 	modified = 0;
 }
 
+/* The decision belongs to one authentication, not to the link: when LCP
+ * renegotiates, whoever authenticates next starts from pppd's options with
+ * nothing pending (an "allow" left pending would let a later require-128
+ * user fall back to plaintext), and may need IP started again (pppd's
+ * start_networks holds it back for CCP once more). */
 static void
-reset_session(void)
+reset_decision(void)
 {
 	restore_defaults();
 	rule = NULL;
@@ -342,6 +347,12 @@ reset_session(void)
 	allow_state = ALLOW_OFF;
 	networks_started = 0;
 	told_denied = 0;
+}
+
+static void
+reset_session(void)
+{
+	reset_decision();
 	auth_reported = up_reported = down_reported = down_done_reported = 0;
 	radius_policy_reset();
 }
@@ -618,9 +629,12 @@ on_phase(void *arg, int ph)
 		reset_session();
 		break;
 	case PHASE_ESTABLISH:
-		/* LCP (re)starts: whoever authenticates next gets a fresh
-		 * decision.  (pppd also enters this phase when LCP goes
-		 * down, before it exits: keep the session facts.) */
+		/* LCP (re)starts (pppd's link_down, then a new
+		 * authentication, both in 2.4.9 and 2.5): whoever
+		 * authenticates next gets a fresh decision.  (pppd also
+		 * enters this phase when LCP goes down before it exits: the
+		 * reports' facts are kept.) */
+		reset_decision();
 		need_decision = 1;
 		break;
 	case PHASE_NETWORK:

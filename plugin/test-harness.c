@@ -573,6 +573,23 @@ session(const char *user, const char *client)
 	session_network();
 }
 
+/* The client renegotiates LCP and authenticates again, as USER: pppd's
+ * link_down (CCP goes down with LCP) enters PHASE_ESTABLISH, LCP opens
+ * again, the peer authenticates, and start_networks opens CCP. */
+static void
+renegotiate(const char *user)
+{
+	set_phase(PHASE_ESTABLISH);
+	ccp_fsm[0].state = INITIAL;
+	memset(ccp_gotoptions, 0, sizeof(ccp_gotoptions));
+	lcp_fsm[0].state = OPENED;
+	fake_set_peer(user, remote_number);
+	n_continue = n_lcp_close = 0;
+	logbuf[0] = '\0';
+	set_phase(PHASE_AUTHENTICATE);
+	session_network();
+}
+
 /* A session radius.so authenticates, its server answering with REPLY
  * (NULL: no Access-Accept): what chap_verify_hook said. */
 static int
@@ -856,6 +873,49 @@ main(int argc, char **argv)
 	CHECK(ccp_gotoptions[0].mppe == 0 && ccp_wantoptions[0].mppe == 0);
 	CHECK(n_continue == 1);
 	CHECK(strstr(logbuf, "client rejected the CCP protocol") != NULL);
+
+	fprintf(stderr, "== LCP renegotiation: bob (allow, no CCP yet), then "
+	    "alice (require-128) sends CCP without MPPE\n");
+	session("bob", "198.18.0.3");
+	drain_reports();
+	renegotiate("alice");
+	m = next_report();
+	CHECK(field_is(m, "user", "alice") &&
+	    field_is(m, "policy", "require-128"));
+	CHECK(ccp_wantoptions[0].mppe == MPPE_OPT_128);
+	feed(1, DEFLATE, 4, NULL, 0, pkt, &plen);
+	CHECK(ccp_gotoptions[0].mppe == MPPE_OPT_128);  /* still required */
+	CHECK(ccp_wantoptions[0].mppe == MPPE_OPT_128);
+	CHECK(n_continue == 0);                         /* no IP in the clear */
+	CHECK(strstr(logbuf, "continuing without MPPE") == NULL);
+	/* Its reject of MPPE is pppd's to act on: the link closes. */
+	feed(4, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(ccp_len(pkt) == 10);
+	CHECK(strstr(logbuf, "client refused MPPE, which") != NULL);
+
+	fprintf(stderr, "== LCP renegotiation: bob fell back to plaintext, "
+	    "renegotiates, falls back again: IP starts again\n");
+	session("bob", "198.18.0.3");
+	drain_reports();
+	feed(1, DEFLATE, 4, NULL, 0, pkt, &plen);
+	CHECK(n_continue == 1);
+	renegotiate("bob");
+	m = next_report();
+	CHECK(field_is(m, "policy", "allow"));
+	CHECK(ccp_wantoptions[0].mppe == (MPPE_OPT_128 | MPPE_OPT_40));
+	feed(1, DEFLATE, 4, NULL, 0, pkt, &plen);
+	CHECK(ccp_wantoptions[0].mppe == 0 && ccp_gotoptions[0].mppe == 0);
+	CHECK(n_continue == 1);   /* start_networks held IP back again */
+
+	fprintf(stderr, "== LCP renegotiation: carol (deny) was told, then "
+	    "carol again asks for MPPE: told again\n");
+	session("carol", "198.18.0.4");
+	drain_reports();
+	feed(1, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	renegotiate("carol");
+	drain_reports();
+	feed(1, MPPE_128_STATELESS, 6, NULL, 0, pkt, &plen);
+	CHECK(strstr(logbuf, "client asks for MPPE, denied") != NULL);
 
 	fprintf(stderr, "== carol: deny (options file says require-mppe-128)\n");
 	session("carol", "198.18.0.4");

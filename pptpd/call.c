@@ -904,6 +904,30 @@ call_claim_address(struct call *c, const char *ip)
 	return 0;
 }
 
+/* The plugin reports policies "require-128" and "require" (pptpd-peers(5)),
+ * and the key strength "none" for a session without MPPE. */
+#define CALL_POLICY_REQUIRE "require"
+#define CALL_MPPE_NONE      "none"
+
+/* A backstop behind the plugin: a session whose own policy requires MPPE
+ * and that came up without it is a hole in the plugin or pppd (the plugin
+ * once let a renegotiated LCP keep another user's "allow"). It is hung up,
+ * never carried in the clear. 0, or -1 when hung up. */
+static int
+call_check_mppe(struct call *c, const struct report_msg *m, const char *peer)
+{
+	const char *policy = call_fact(m, "policy");
+
+	if (strncmp(policy, CALL_POLICY_REQUIRE, strlen(CALL_POLICY_REQUIRE)) != 0 ||
+	    strcmp(c->mppe, CALL_MPPE_NONE) != 0)
+		return 0;
+	log_msg(LOG_ERR, "call %u/%u %s: user %s is up without MPPE, which its "
+	    "policy %s requires: hanging up", c->id, c->peer_id, peer, c->user,
+	    policy);
+	call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, "MPPE required but not in use");
+	return -1;
+}
+
 static void
 call_log_session(struct call *c, const struct report_msg *m)
 {
@@ -925,6 +949,8 @@ call_log_session(struct call *c, const struct report_msg *m)
 		    strcmp(call_fact(m, "stateless"), "1") == 0;
 		c->up_ms = loop_now(c->srv->loop);
 		call_setup_done(c);
+		if (call_check_mppe(c, m, peer) < 0)
+			return;
 		if (call_claim_address(c, c->tunnel) < 0)
 			return;
 		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "

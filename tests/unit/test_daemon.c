@@ -942,6 +942,8 @@ teardown_quiet(void **state)
 	unsetenv("FAKE_PPPD_DOWN_ON_USR1");
 	unsetenv("FAKE_PPPD_GO");
 	unsetenv("FAKE_PPPD_ACCT_STOP");
+	unsetenv("FAKE_PPPD_UP_POLICY");
+	unsetenv("FAKE_PPPD_UP_MPPE");
 	return teardown(state);
 }
 
@@ -1355,6 +1357,30 @@ test_report_burst_none_lost(void **state)
 		usleep(10000);
 	assert_int_equal(log_count("session start: call"), BURST_CALLS);
 	assert_int_equal(log_count("dropped:"), 0);
+	close(s);
+}
+
+/* The plugin's "up" says policy require-128 and mppe none: pptpd hangs the
+ * session up with its reason (a backstop behind the plugin, issue 24).
+ * Policy default with mppe none stays up (test_report_before_reap and the
+ * others). */
+static void
+test_require_without_mppe_hung_up(void **state)
+{
+	struct pptp_msg r;
+	setenv("FAKE_PPPD_UP_USER", "alice", 1);
+	setenv("FAKE_PPPD_UP_POLICY", "require-128", 1);
+	setenv("FAKE_PPPD_UP_MPPE", "none", 1);
+	daemon_start("");
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	for (int i = 0; i < SESSION_WAIT_TICKS && !log_contains("without MPPE"); i++)
+		usleep(10000);
+	assert_true(log_contains("user alice is up without MPPE, which its policy "
+	    "require-128 requires: hanging up"));
+	assert_int_equal(log_count("session start: call"), 0);
+	wait_for(daemon_children, 0, 3000);   /* its pppd had our SIGTERM */
 	close(s);
 }
 
@@ -3448,6 +3474,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cdn_text_is_neutral, setup, teardown),
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
 		cmocka_unit_test_teardown(test_report_before_reap, teardown_quiet),
+		cmocka_unit_test_teardown(test_require_without_mppe_hung_up, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_not_interrupted, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_pppd_gone_first, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_not_cut_short, teardown_quiet),
