@@ -517,6 +517,13 @@ static void call_send_ack(struct gre_call *c)
 	tx_commit(c->e, s->buf, h);
 }
 
+/* Data packets sent and not acknowledged by the peer (sequence numbers
+ * start at 0, so before any ack every one sent counts). */
+static uint32_t tx_unacked(const struct gre_call *c)
+{
+	return c->peer_acked ? c->tx_seq - 1 - c->peer_ack : c->tx_seq;
+}
+
 /* A frame pppd wrote: one GRE data packet, with the ack if one is due.
  * The decoder put the frame in the next transmit slot already (unless it
  * was started before this read: then it is copied there). */
@@ -536,6 +543,8 @@ static void pty_frame(void *arg, const uint8_t *frame, size_t len)
 	payload = s->buf + GRE_HDR_MAX;
 	if (frame != payload)
 		memcpy(payload, frame, len);
+	if (tx_unacked(c) >= c->peer_window)
+		c->st.tx_over_window++;
 	h = gre_packet_build(hdr, c->peer_id, (uint16_t)len, 1, c->tx_seq++,
 	    ack, seq_rx_ack(&c->rx));
 	memcpy(payload - h, hdr, h);
@@ -1077,7 +1086,6 @@ void gre_call_stats(const struct gre_call *c, struct gre_stats *st)
 	st->rx_runts = c->dec.runts;
 	st->rx_too_long = c->dec.too_long;
 	st->rx_aborts = c->dec.aborts;
-	st->tx_unacked = c->peer_acked ? c->tx_seq - 1 - c->peer_ack :
-	    c->tx_seq;
+	st->tx_unacked = tx_unacked(c);
 	st->pty_backlog = (uint32_t)c->bl_len;
 }

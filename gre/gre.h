@@ -42,6 +42,7 @@ struct gre_stats {
 	uint64_t rx_bad_acks;     /* acks for packets we never sent */
 	uint64_t rx_too_long, rx_aborts;
 	uint64_t tx_drops;        /* send failed (EAGAIN, ENOBUFS, routing) */
+	uint64_t tx_over_window;  /* data sent with the peer's window full */
 	uint32_t tx_unacked;      /* sent and not yet acked by the peer */
 	uint32_t pty_backlog;     /* bytes waiting for the pty to drain */
 };
@@ -147,10 +148,20 @@ void gre_call_set_accm(struct gre_call *c, uint32_t send_accm, uint32_t recv_acc
  * socket's bind and routing give. */
 void gre_call_set_local(struct gre_call *c, struct in_addr local);
 
-/* The peer's advertised receive window (OCRQ). Kept for information: the
- * engine never holds data back for it (Windows ignores windows itself and
- * pptp-linux tolerates a sender that does too); the peer's acks are
- * tracked for stats only (tx_unacked). */
+/* The peer's advertised receive window (OCRQ), not honoured on purpose
+ * (RFC 2637 4.2 asks a sender to stop at it; doc/architecture.md, "The
+ * peer's receive window", has the whole case):
+ * - no peer we know of enforces it on receipt: Windows advertises 64 and
+ *   keeps no window itself; pptp-linux advertises 3, sends whatever pppd
+ *   hands it, and first light through it loses < 1 % with us past its 3;
+ * - a peer on Linux's pptp module sends no ack-only packets at all, so a
+ *   one-way stream toward it would stall at every window until a timeout;
+ * - honouring pptp-linux's 3 would cap a call at 3 packets per round
+ *   trip, and PPTP retransmits nothing: there is no loss it prevents that
+ *   TCP inside the tunnel does not handle itself.
+ * What is kept: the window, and tx_over_window, the data packets sent
+ * while the peer had `peer_window` or more unacknowledged, so an operator
+ * can see how far a peer's window is from its traffic. */
 void gre_call_set_window(struct gre_call *c, uint16_t peer_window);
 /* The window we advertised (OCRP): an ack-only packet goes out as soon as
  * half of it is unacknowledged. Default GRE_RECV_WINDOW_DFLT. */

@@ -627,6 +627,36 @@ static void test_engine_peer_acks(void **state)
 	assert_int_equal(st.rx_bad_acks, 2);
 }
 
+/* Issue 19, item 11: the peer's window is not honoured (gre.h says why),
+ * but what is sent beyond it is counted. pptp-linux advertises 3. */
+static void test_engine_peer_window_counted(void **state)
+{
+	struct fixture *f = *state;
+	struct gre_packet p;
+	uint8_t buf[4096], fr[20] = { 0xff, 0x03 };
+	struct gre_stats st;
+
+	NEED_ENGINE(f);
+	gre_call_set_window(f->c, 3);
+	for (int i = 0; i < 5; i++)
+		ppp_write_frame(f, fr, sizeof(fr));
+	gre_call_pty_input(f->c, 1000);
+	for (int i = 0; i < 5; i++)       /* nothing held back */
+		assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	gre_call_stats(f->c, &st);
+	assert_int_equal(st.tx_unacked, 5);
+	assert_int_equal(st.tx_over_window, 2);  /* the 4th and the 5th */
+	/* the peer acks 0..3: one outstanding, two more fit */
+	peer_send(f->peer, LOCAL_ID, 0, 0, 1, 3, NULL, 0);
+	engine_in(f, 1000);
+	ppp_write_frame(f, fr, sizeof(fr));
+	ppp_write_frame(f, fr, sizeof(fr));
+	gre_call_pty_input(f->c, 1001);
+	gre_call_stats(f->c, &st);
+	assert_int_equal(st.tx_unacked, 3);
+	assert_int_equal(st.tx_over_window, 2);
+}
+
 static void test_engine_reorder_and_gap_timer(void **state)
 {
 	struct fixture *f = *state;
@@ -1218,6 +1248,7 @@ int main(void)
 		E(test_engine_pty_eof),
 		E(test_engine_real_pty_eio),
 		E(test_engine_accm),
+		E(test_engine_peer_window_counted),
 		E(test_engine_sli_before_lcp_open),
 		E(test_engine_lcp_accm),
 		E(test_engine_frame_split_across_reads),
