@@ -100,26 +100,22 @@ through_pct=$(awk -v l="$through" -v n="$sent" 'BEGIN { printf "%.2f", n ? l * 1
 # What the data path answers for: every packet the client's ppp unit handed
 # to pptp-linux came out of the server's ppp unit.
 assert_cmp "$through_pct" "<" 1 "UDP $udp_rate through the data path: $through of $sent packets the client's ppp unit sent never came out of the server's ($through_pct %, < 1 %; then $((drops1 - drops0)) found iperf3's socket buffer full)"
-if [ "$DATAPATH" = kernel ]; then
-	# End to end, iperf3 also counts what the client's own ppp queue
-	# (fq_codel, 5 ms target) dropped before pptp-linux, a userspace
-	# process on a pty sharing the VM's CPUs with everything else, read
-	# it, and what iperf3's server, starved of CPU, left to overflow its
-	# socket buffer (the kernel delivers in softirq bursts, where the
-	# engine's pty paced it). Seen in the VM on a loaded host: 17.1 % end
-	# to end = exactly the client queue's 356 drops, 0 of 1739 lost on the
-	# data path; another run 15.4 % = 169 client queue drops + 22 socket
-	# buffer drops, 0 of 1085 lost on the data path. Both follow the
-	# host's load, not the server: the check is that nothing beyond them
-	# was lost (doc/kernel-path.md, "How to read the in-VM table").
-	read -r isent ilost < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; r=e.get("sum_received", e["sum"]); print(e.get("sum_sent", e["sum"]).get("packets", r["packets"]), r["lost_packets"])' "$(cat "$E2E_DIR/iperf-last")")
-	beyond=$((ilost - (qd1 - qd0) - (drops1 - drops0)))
-	[ "$beyond" -lt 0 ] && beyond=0
-	beyond_pct=$(awk -v l="$beyond" -v n="$isent" 'BEGIN { printf "%.2f", n ? l * 100 / n : 100 }')
-	assert_cmp "$beyond_pct" "<" 1 "kernel path: iperf3 UDP 1200 B at ${udp_rate}bit/s: $rate Mbit/s, $loss % lost end to end, $beyond_pct % beyond the $((qd1 - qd0)) the client's own ppp queue dropped and the $((drops1 - drops0)) iperf3's full socket buffer did (< 1 %)"
-else
-	assert_cmp "$loss" "<" 1 "iperf3 UDP 1200 B at ${udp_rate}bit/s: $rate Mbit/s, $loss % loss (< 1 %; the client's ppp queue dropped $((qd1 - qd0)))"
-fi
+# End to end, iperf3 also counts what the client's own ppp queue (fq_codel,
+# 5 ms target) dropped before pptp-linux, a userspace process on a pty
+# sharing the VM's CPUs with everything else, read it, and what iperf3's
+# server, starved of CPU, left to overflow its socket buffer. Seen in the
+# VM on a loaded host, kernel path: 17.1 % end to end = exactly the client
+# queue's 356 drops, 0 of 1739 lost on the data path; another run 15.4 % =
+# 169 client queue drops + 22 socket buffer drops, 0 of 1085 lost on the
+# data path; engine path (Debian 13, two other VMs on the host): 18.3 % =
+# the client queue's 339 drops, 0 lost on the data path. They follow the
+# host's load, not the server: the check is that nothing beyond them was
+# lost (doc/kernel-path.md, "How to read the in-VM table").
+read -r isent ilost < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; r=e.get("sum_received", e["sum"]); print(e.get("sum_sent", e["sum"]).get("packets", r["packets"]), r["lost_packets"])' "$(cat "$E2E_DIR/iperf-last")")
+beyond=$((ilost - (qd1 - qd0) - (drops1 - drops0)))
+[ "$beyond" -lt 0 ] && beyond=0
+beyond_pct=$(awk -v l="$beyond" -v n="$isent" 'BEGIN { printf "%.2f", n ? l * 100 / n : 100 }')
+assert_cmp "$beyond_pct" "<" 1 "$DATAPATH path: iperf3 UDP 1200 B at ${udp_rate}bit/s: $rate Mbit/s, $loss % lost end to end, $beyond_pct % beyond the $((qd1 - qd0)) the client's own ppp queue dropped and the $((drops1 - drops0)) iperf3's full socket buffer did (< 1 %)"
 tx1=$(engine_gre tx) unknown1=$(engine_gre unknown-call) rx1=$(engine_gre rx)
 diag "engine's raw socket: rx $rx1, tx $tx0 -> $tx1, unknown-call $unknown0 -> $unknown1"
 if [ "$DATAPATH" = kernel ]; then
@@ -132,8 +128,10 @@ if [ "$DATAPATH" = kernel ]; then
 	check "kernel path: no engine log line about the call's GRE" \
 		eval '! grep -q "from 198.18.0.2 call" "$E2E_SERVER_LOG"'
 else
+	# Its acks for the stream: hundreds even when the client, starved of
+	# CPU, sent a third of it; the kernel path's raw socket sends none.
 	check "engine path: the engine carried the traffic (tx $tx0 -> $tx1)" \
-		test "$tx1" -gt "$((tx0 + 1000))"
+		test "$tx1" -gt "$((tx0 + 200))"
 fi
 
 # ---- a second client at the same time
