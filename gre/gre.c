@@ -557,7 +557,10 @@ static void pty_frame(void *arg, const uint8_t *frame, size_t len)
 
 /* ---- receiving ---- */
 
-static void call_ack_in(struct gre_call *c, uint32_t ack)
+/* The peer's ack; what it says about our stream is also the sequencer's
+ * test of a resync after quiet (seq.h): only the real peer knows which of
+ * our numbers it may acknowledge. */
+static enum seq_ack call_ack_in(struct gre_call *c, uint32_t ack)
 {
 	const char *reason = NULL;
 
@@ -566,16 +569,17 @@ static void call_ack_in(struct gre_call *c, uint32_t ack)
 	else if (!seq_before(ack, c->tx_seq))
 		reason = "ack for data not sent yet";
 	else if (c->peer_acked && seq_before(ack, c->peer_ack))
-		return;         /* an old ack, reordered: harmless */
+		return SEQ_ACK_WRONG;   /* old, reordered: harmless, vouches not */
 	if (reason) {
 		c->st.rx_bad_acks++;
 		call_log(c, LR_ACK, LOG_DEBUG, reason);
-		return;
+		return SEQ_ACK_WRONG;
 	}
 	if (!c->peer_acked || ack != c->peer_ack)
 		c->st.rx_acks++;
 	c->peer_ack = ack;
 	c->peer_acked = 1;
+	return SEQ_ACK_AGREES;
 }
 
 static void call_drain(struct gre_call *c)
@@ -652,8 +656,8 @@ static void rx_datagram(struct gre_engine *e, const uint8_t *p, size_t len,
 	if (c->dead)
 		return;
 	call_touch(c);
-	if (pkt.has_ack)
-		call_ack_in(c, pkt.ack);
+	seq_rx_ack_verdict(&c->rx,
+	    pkt.has_ack ? call_ack_in(c, pkt.ack) : SEQ_ACK_NONE);
 	if (pkt.has_seq)
 		call_data_in(c, &pkt, now);
 	return;
@@ -1017,6 +1021,7 @@ struct gre_call *gre_call_new(struct gre_engine *e, uint16_t local_id,
 	c->ack_timer.arg = c->gap_timer.arg = c;
 	seq_rx_init(&c->rx);
 	seq_rx_set_pool(&c->rx, &e->pool);
+	seq_rx_gate_on_acks(&c->rx);
 	hdlc_decoder_init(&c->dec);
 	e->calls[local_id] = c;
 	e->st.calls++;

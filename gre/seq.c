@@ -108,6 +108,29 @@ static int quiet(const struct seq_rx *rx)
 	    rx->now_ms - rx->flow_ms >= SEQ_QUIET_MS;
 }
 
+/* May a run of `count` packets, `need` of them needed, move `next` now?
+ * Only with the stream quiet and, for a `gated` (far-off) run with the
+ * gate on, an ack that agrees on the confirming packet (seq.h). */
+static int believable(const struct seq_rx *rx, uint32_t count, uint32_t need,
+    int gated)
+{
+	return count >= need && quiet(rx) &&
+	    (!gated || !rx->ack_gate || rx->ack == SEQ_ACK_AGREES);
+}
+
+/* The length of the run `seq` continues (`last`, `count`: the run so far)
+ * or 1 for a new one; in a `gated` run a wrong ack starts it over, so
+ * each guess at our numbers costs a forger a whole run. */
+static uint32_t run_length(const struct seq_rx *rx, uint32_t seq,
+    uint32_t last, uint32_t count, int gated)
+{
+	if (gated && rx->ack_gate && rx->ack == SEQ_ACK_WRONG)
+		return 0;
+	if (count && (uint32_t)(seq - last - 1) < SEQ_REORDER_SLOTS)
+		return count + 1;
+	return 1;
+}
+
 /* Give up `n` sequence numbers that never arrived; `count` them as lost
  * unless resync() has already done so. */
 static void skip(struct seq_rx *rx, uint32_t n, int count)
@@ -249,13 +272,9 @@ static enum seq_verdict late(struct seq_rx *rx, uint32_t seq, uint32_t back)
 {
 	uint32_t age = back - 1;
 
-	if (rx->back_count &&
-	    (uint32_t)(seq - rx->back_seq - 1) < SEQ_REORDER_SLOTS)
-		rx->back_count++;
-	else
-		rx->back_count = 1;
+	rx->back_count = run_length(rx, seq, rx->back_seq, rx->back_count, 0);
 	rx->back_seq = seq;
-	if (rx->back_count >= SEQ_BACK_CONFIRM && quiet(rx) &&
+	if (believable(rx, rx->back_count, SEQ_BACK_CONFIRM, 0) &&
 	    (!rx->floor_set || !seq_before(seq, rx->floor)))
 		return back_resync(rx, seq);
 	if (age < RECENT_BITS && ((rx->recent >> age) & 1)) {
@@ -302,13 +321,10 @@ static enum seq_verdict out_of_window(struct seq_rx *rx, uint32_t seq,
 	 * stream is continuing what is held, so it needs no quiet. */
 	if (jump && top && (uint32_t)d - top <= SEQ_REORDER_SLOTS)
 		return resync(rx, seq, data, len, d, now_ms);
-	if (rx->cand_count &&
-	    (uint32_t)(seq - rx->cand_seq - 1) < SEQ_REORDER_SLOTS)
-		rx->cand_count++;
-	else
-		rx->cand_count = 1;
+	rx->cand_count = run_length(rx, seq, rx->cand_seq, rx->cand_count,
+	    !jump);
 	rx->cand_seq = seq;
-	if (rx->cand_count >= need && quiet(rx))
+	if (believable(rx, rx->cand_count, need, !jump))
 		return resync(rx, seq, data, len, d, now_ms);
 	rx->too_far++;
 	return SEQ_TOO_FAR;

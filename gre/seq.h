@@ -39,6 +39,20 @@
  *                               an off-path forger who knows the Call ID
  *                               but not the numbers cannot move `next`
  *                               while the real stream flows
+ * A far-off run also needs, when the user asks for it
+ * (seq_rx_gate_on_acks: the engine does), its confirming packet to carry
+ * an ack that agrees with what the peer was sent (the user judges it:
+ * seq_rx_ack_verdict), and a packet of the run whose ack does not agree
+ * starts the run over. A quiet call's numbers are no secret (they start
+ * near 0, and a forger can cover 2^32 with runs), so a far-off run alone
+ * is a guessable thing; only the real peer knows which of our numbers it
+ * may acknowledge, and each wrong guess costs a forger a whole run. The
+ * real peer, back after an outage that long, is believed once it
+ * acknowledges something pppd sent it meanwhile. Jumps and late runs
+ * are not gated: they are how a flowing stream comes back after a burst
+ * loss or a forged in-window burst, when there may be nothing new of ours
+ * for the peer to acknowledge; tests/attack/README.md says what that
+ * leaves open.
  * A gap is given up when its oldest held packet has waited
  * SEQ_REORDER_TIMEOUT_MS (seq_rx_expire) or when a believed jump needs the
  * held packets out of the way. */
@@ -70,6 +84,14 @@
  * 200 ms to 1 s, so a transfer that lost that much is already waiting
  * about as long). */
 #define SEQ_QUIET_MS        500
+
+/* What the packet being input says about our own stream (the gate). */
+enum seq_ack {
+	SEQ_ACK_NONE,     /* no ack: says nothing */
+	SEQ_ACK_AGREES,   /* acks what we sent, no less than the peer did */
+	SEQ_ACK_WRONG,    /* acks what we never sent, or less than the peer
+	                   * did: a forger sweeping up from 0 pays for each */
+};
 
 enum seq_verdict {
 	SEQ_DELIVER,      /* in order: deliver now (then drain with seq_rx_next) */
@@ -124,6 +146,8 @@ struct seq_rx {
 	uint32_t back_count;    /* length of that run */
 	uint32_t floor;         /* a backward resync never goes before this */
 	int      floor_set;
+	int      ack_gate;      /* far-off resyncs need SEQ_ACK_AGREES */
+	uint8_t  ack;           /* enum seq_ack of the packet being input */
 	uint64_t now_ms;        /* latest time given to input or expire */
 	uint64_t flow_ms;       /* last delivery (quiet since then) */
 	uint32_t storage;       /* slot buffers taken */
@@ -136,6 +160,15 @@ struct seq_rx {
 void seq_rx_init(struct seq_rx *rx);
 /* Take payload buffers from `pool` (call before any input). */
 void seq_rx_set_pool(struct seq_rx *rx, struct seq_pool *pool);
+/* A far-off resync needs a confirming packet whose ack agrees (the rules
+ * above). Off by default: this file alone knows no acks. */
+static inline void seq_rx_gate_on_acks(struct seq_rx *rx) { rx->ack_gate = 1; }
+/* The ack verdict of the packet about to be input; with the gate on, set
+ * it before every seq_rx_input. */
+static inline void seq_rx_ack_verdict(struct seq_rx *rx, enum seq_ack a)
+{
+	rx->ack = (uint8_t)a;
+}
 /* Release the payload storage (a call being freed). */
 void seq_rx_free(struct seq_rx *rx);
 

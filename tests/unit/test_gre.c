@@ -657,6 +657,56 @@ static void test_engine_peer_window_counted(void **state)
 	assert_int_equal(st.tx_over_window, 2);
 }
 
+/* Issue 19, item 8: an idle call, and a forger who knows its Call ID and
+ * sends 8 far-off numbers in a row after 700 ms of quiet. Its LCP
+ * Terminate-Request must not reach pppd; the real peer, acking what it
+ * got from us, still gets back in after an outage. */
+static void test_engine_far_run_needs_agreeing_ack(void **state)
+{
+	struct fixture *f = *state;
+	static const uint8_t term[] = { 0xff, 0x03, 0xc0, 0x21, 5, 1, 0, 4 };
+	uint8_t buf[4096], fr[20] = { 0xff, 0x03 };
+	struct gre_packet p;
+	struct frames fs;
+	uint32_t far = 0x40000000u, k;
+
+	NEED_ENGINE(f);
+	for (uint32_t s = 0; s < 10; s++)
+		peer_data(f, s, 1, 40);
+	engine_in(f, 1000);
+	for (int i = 0; i < 3; i++)           /* pppd answers: seq 0..2 */
+		ppp_write_frame(f, fr, sizeof(fr));
+	gre_call_pty_input(f->c, 1000);
+	for (int i = 0; i < 3; i++)
+		assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	peer_send(f->peer, LOCAL_ID, 0, 0, 1, 2, NULL, 0);  /* acked */
+	engine_in(f, 1000);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 10);
+	/* 700 ms of quiet; the forger's runs: no ack, wrong acks, old acks */
+	for (k = 0; k < 2 * SEQ_RESYNC_COUNT; k++)
+		peer_send(f->peer, LOCAL_ID, 1, far + k, 0, 0, term, sizeof(term));
+	engine_in(f, 1700);
+	for (k = 0; k < 2 * SEQ_RESYNC_COUNT; k++)
+		peer_send(f->peer, LOCAL_ID, 1, far + 100 + k, 1, 1000 + k,
+		    term, sizeof(term));
+	engine_in(f, 1700);
+	for (k = 0; k < 2 * SEQ_RESYNC_COUNT; k++)    /* old acks: below 2 */
+		peer_send(f->peer, LOCAL_ID, 1, far + 200 + k, k % 2, k % 2,
+		    term, sizeof(term));
+	engine_in(f, 1700);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 0);
+	/* the real peer after a long outage: it acks our last packet */
+	for (k = 0; k < SEQ_RESYNC_COUNT; k++)
+		peer_send(f->peer, LOCAL_ID, 1, far + 500 + k, 1, 2, fr,
+		    sizeof(fr));
+	engine_in(f, 1800);
+	ppp_read(f, &fs);
+	assert_int_equal(fs.n, 1);
+	assert_int_equal(fs.len[0], sizeof(fr));
+}
+
 static void test_engine_reorder_and_gap_timer(void **state)
 {
 	struct fixture *f = *state;
@@ -1249,6 +1299,7 @@ int main(void)
 		E(test_engine_real_pty_eio),
 		E(test_engine_accm),
 		E(test_engine_peer_window_counted),
+		E(test_engine_far_run_needs_agreeing_ack),
 		E(test_engine_sli_before_lcp_open),
 		E(test_engine_lcp_accm),
 		E(test_engine_frame_split_across_reads),

@@ -634,6 +634,36 @@ static void test_far_run_believed_once_quiet(void **state)
 	}
 }
 
+/* Issue 19, item 8: with the gate on, a far-off run is believed only on
+ * a packet whose ack agrees; a wrong ack starts the run over. Jumps are
+ * not gated. */
+static void test_far_run_gated_on_acks(void **state)
+{
+	uint64_t t = 1000 + SEQ_QUIET_MS;
+	uint32_t far = 0x40000000u, k;
+
+	(void)state;
+	reset();
+	seq_rx_gate_on_acks(&rx);
+	feed(0);
+	seq_rx_ack_verdict(&rx, SEQ_ACK_NONE);
+	for (k = 0; k < 4 * SEQ_RESYNC_COUNT; k++)
+		assert_int_equal(feed_at(far + k, t), SEQ_TOO_FAR);
+	/* a wrong guess at our numbers: the run starts over */
+	seq_rx_ack_verdict(&rx, SEQ_ACK_WRONG);
+	assert_int_equal(feed_at(far + k++, t), SEQ_TOO_FAR);
+	seq_rx_ack_verdict(&rx, SEQ_ACK_AGREES);
+	for (uint32_t j = 0; j < SEQ_RESYNC_COUNT - 1; j++)
+		assert_int_equal(feed_at(far + k++, t), SEQ_TOO_FAR);
+	assert_int_equal(feed_at(far + k, t), SEQ_DELIVER);
+	assert_int_equal(rx.next, far + k + 1);
+	/* a burst loss after quiet needs no ack */
+	seq_rx_ack_verdict(&rx, SEQ_ACK_NONE);
+	t += 2 * SEQ_QUIET_MS;
+	assert_int_equal(feed_at(rx.next + 500, t), SEQ_TOO_FAR);
+	assert_int_equal(feed_at(rx.next + 501, t), SEQ_DELIVER);
+}
+
 static void test_no_room(void **state)
 {
 	uint8_t big[SEQ_SLOT_BYTES + 1] = { 0 };
@@ -833,6 +863,7 @@ int main(void)
 		T(test_replay_while_flowing_never_believed),
 		T(test_far_and_jump_runs_while_flowing),
 		T(test_far_run_believed_once_quiet),
+		T(test_far_run_gated_on_acks),
 		T(test_no_room),
 		T(test_storage_is_lazy),
 		T(test_storage_pool),
