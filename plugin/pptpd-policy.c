@@ -347,6 +347,7 @@ reset_decision(void)
 	allow_state = ALLOW_OFF;
 	networks_started = 0;
 	told_denied = 0;
+	radius_policy_new_auth();
 }
 
 static void

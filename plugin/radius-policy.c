@@ -100,13 +100,22 @@ static chap_verify_hook_fn *radius_verify;
 static char *sid_buf;              /* rc_mksid's static buffer */
 static char session_id[48];
 
-/* The last Access-Accept's attributes. */
-static struct {
+/* An Access-Accept's attributes. */
+struct rad_got {
 	int      have_policy, have_types;
 	uint32_t policy, types;
 	uint32_t framed_ip;            /* network order, 0: none */
 	int      send_key, recv_key;
-} got;
+	char     user[MAXNAMELEN];     /* the name it accepted */
+};
+/* This authentication's: emptied when a new one starts (LCP renegotiated:
+ * the next user must not inherit the last one's policy or address). */
+static struct rad_got got;
+/* The last Accept radius.so handed us, whenever it was: what radius.so
+ * itself still applies (its address, its MPPE keys) when it skips
+ * radius_setparams on a later CHAP (2.4.9's done_chap_once). */
+static struct rad_got accepted;
+static int hook_seen;              /* this verification's Accept seen */
 static const char *auth_failure;
 static char auth_user[MAXNAMELEN];   /* the name that failed */
 
@@ -170,8 +179,30 @@ attributes_hook(struct rad_value_pair *list)
 	}
 	if (got.send_key && got.recv_key && !got.have_policy)
 		keep_mppe_keys(list);
+	strlcpy(got.user, auth_user, sizeof(got.user));
+	accepted = got;
+	hook_seen = 1;
 	if (prev_hook)
 		prev_hook(list);
+}
+
+/* radius.so accepted NAME without parsing the reply (2.4.9 parses only
+ * its first CHAP's, done_chap_once): it goes on applying the last Accept's
+ * address and MPPE keys. Right for the same user, so that Accept's
+ * attributes are this authentication's too; another user would get the
+ * first one's address and keys, and is refused. 1 or 0, as verify. */
+static int
+accept_unparsed(const char *name)
+{
+	if (strcmp(accepted.user, name) == 0) {
+		got = accepted;
+		return 1;
+	}
+	auth_failure = "radius.so kept another user's attributes";
+	error(PLUGIN ": %q: radius.so did not read this Access-Accept (it "
+	    "reads only the first of a pppd) and keeps %q's address and MPPE "
+	    "keys: refusing", name, accepted.user);
+	return 0;
 }
 
 static int
@@ -183,11 +214,14 @@ verify_wrapper(char *name, char *ourname, int id,
 	int ok, timeout;
 
 	auth_failure = NULL;
+	hook_seen = 0;
 	strlcpy(auth_user, name ? name : "", sizeof(auth_user));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ok = radius_verify(name, ourname, id, digest, challenge, response,
 	    message, message_space);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (ok && !hook_seen)
+		return accept_unparsed(auth_user);
 	if (ok)
 		return ok;
 	timeout = conf_int ? conf_int("radius_timeout") : 0;
@@ -236,9 +270,15 @@ radius_policy_present(void)
 }
 
 void
-radius_policy_reset(void)
+radius_policy_new_auth(void)
 {
 	memset(&got, 0, sizeof(got));
+}
+
+void
+radius_policy_reset(void)
+{
+	radius_policy_new_auth();
 	session_id[0] = '\0';
 	auth_failure = NULL;
 	/* Emptied: whatever is in it after ip-up is this link's id. */

@@ -44,6 +44,9 @@ void radius_policy_attach(void);
 int  radius_policy_present(void);
 /* A new link: forget the last peer's attributes. */
 void radius_policy_reset(void);
+/* A new authentication starts (LCP renegotiated): forget the last one's
+ * attributes (policy, Framed-IP-Address). */
+void radius_policy_new_auth(void);
 
 /* RADIUS sent MS-MPPE-Encryption-Policy for the authenticated peer: 1 and
  * *OUT filled; 0 when it sent none (or radius.so is not loaded); -1 when

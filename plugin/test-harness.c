@@ -401,6 +401,9 @@ void (*radius_attributes_hook)(struct rad_vp *);
 static char fake_sid[32];          /* rc_mksid's static buffer */
 static struct rad_vp *fake_reply;  /* the next Access-Accept, or NULL */
 static int fake_verify_wait;       /* seconds the fake server takes */
+/* radius.so 2.4.9: only the first Accept of a pppd goes through the hook
+ * (radius_setparams, done_chap_once). */
+static int fake_parse_first_only, fake_parsed;
 
 char *
 rc_mksid(void)
@@ -434,8 +437,9 @@ fake_radius_verify(char *name, char *ourname, int id,
 		sleep((unsigned)fake_verify_wait);
 	if (fake_reply == NULL)
 		return 0;
-	if (radius_attributes_hook)
+	if (radius_attributes_hook && !(fake_parse_first_only && fake_parsed))
 		radius_attributes_hook(fake_reply);
+	fake_parsed = 1;
 	return 1;
 }
 
@@ -577,7 +581,7 @@ session(const char *user, const char *client)
  * link_down (CCP goes down with LCP) enters PHASE_ESTABLISH, LCP opens
  * again, the peer authenticates, and start_networks opens CCP. */
 static void
-renegotiate(const char *user)
+renegotiate_auth(const char *user)
 {
 	set_phase(PHASE_ESTABLISH);
 	ccp_fsm[0].state = INITIAL;
@@ -587,25 +591,48 @@ renegotiate(const char *user)
 	n_continue = n_lcp_close = 0;
 	logbuf[0] = '\0';
 	set_phase(PHASE_AUTHENTICATE);
+}
+
+static void
+renegotiate(const char *user)
+{
+	renegotiate_auth(user);
 	session_network();
 }
 
-/* A session radius.so authenticates, its server answering with REPLY
- * (NULL: no Access-Accept): what chap_verify_hook said. */
+/* radius.so verifies USER, its server answering with REPLY (NULL: no
+ * Access-Accept): what chap_verify_hook said; on success pppd goes on to
+ * the network phase. */
 static int
-radius_session(const char *user, const char *client, struct rad_vp *reply)
+radius_verify_as(const char *user, struct rad_vp *reply)
 {
 	unsigned char challenge[1] = { 0 }, response[1] = { 0 };
 	char message[64];
 	int ok;
 
-	session_auth(user, client);
 	fake_reply = reply;
 	ok = chap_verify_hook((char *)user, "pptpd", 1, NULL, challenge,
 	    response, message, sizeof(message));
 	if (ok)
 		session_network();
 	return ok;
+}
+
+/* A new session radius.so authenticates; as radius_verify_as. */
+static int
+radius_session(const char *user, const char *client, struct rad_vp *reply)
+{
+	session_auth(user, client);
+	return radius_verify_as(user, reply);
+}
+
+/* LCP renegotiated on the same link, and radius.so authenticates USER
+ * again; as radius_session. */
+static int
+radius_renegotiate(const char *user, struct rad_vp *reply)
+{
+	renegotiate_auth(user);
+	return radius_verify_as(user, reply);
 }
 
 /* A received CCP packet as pppd's get_input hands it to the hook:
@@ -1063,6 +1090,52 @@ main(int argc, char **argv)
 		m = next_report();
 		CHECK(field_is(m, "policy", "deny"));
 		CHECK(m && strstr(report_get(m, "rule"), ":4") != NULL);
+	}
+
+	fprintf(stderr, "== RADIUS: LCP renegotiated, another user: the first "
+	    "one's policy and Framed-IP-Address are not inherited\n");
+	{
+		static const struct rad_attr a[] = {
+			{ RAD_MICROSOFT, 7, 2 }, { RAD_MICROSOFT, 8, 4 },
+			{ RAD_NONE, 8, 0xc6130014 },             /* 198.19.0.20 */
+		};
+		static const struct rad_attr none[] = {
+			{ RAD_NONE, 1, 0 },                      /* a User-Name */
+		};
+		drain_reports();
+		CHECK(radius_session("frank", "198.18.7.1",
+		    fake_reply_of(a, 3)) == 1);
+		m = next_report();
+		CHECK(field_is(m, "policy", "require-128"));
+		CHECK(radius_renegotiate("grace", fake_reply_of(none, 1)) == 1);
+		m = next_report();
+		CHECK(field_is(m, "user", "grace") &&
+		    field_is(m, "policy", "default"));
+		CHECK(m && report_get(m, "framed_ip") == NULL);
+	}
+
+	fprintf(stderr, "== RADIUS 2.4.9: a later Accept radius.so does not "
+	    "read: the same user keeps its attributes, another is refused\n");
+	{
+		static const struct rad_attr a[] = {
+			{ RAD_MICROSOFT, 7, 2 }, { RAD_MICROSOFT, 8, 4 },
+			{ RAD_NONE, 8, 0xc6130014 },             /* 198.19.0.20 */
+		};
+		drain_reports();
+		fake_parse_first_only = 1;
+		fake_parsed = 0;
+		CHECK(radius_session("frank", "198.18.7.1",
+		    fake_reply_of(a, 3)) == 1);
+		drain_reports();
+		CHECK(radius_renegotiate("frank", fake_reply_of(a, 3)) == 1);
+		m = next_report();
+		CHECK(field_is(m, "policy", "require-128") &&
+		    field_is(m, "framed_ip", "198.19.0.20"));
+		CHECK(radius_renegotiate("grace", fake_reply_of(a, 3)) == 0);
+		CHECK(strstr(logbuf, "keeps frank's address and MPPE keys: "
+		    "refusing") != NULL);
+		CHECK(next_report() == NULL);             /* no decision */
+		fake_parse_first_only = 0;
 	}
 
 	fprintf(stderr, "== RADIUS: MPPE keys without a policy are kept\n");
