@@ -26,6 +26,17 @@
 
 #define PEERS_MAX_TOKENS 4 /* keyword subject policy mode */
 
+/* pppd's "%v" (see peers_pppd_name): a byte turns into at most four
+ * ("M-^A"). */
+#define PEERS_PPPD_EXPANSION  4
+#define PEERS_HIGH_BIT        0x80
+#define PEERS_FIRST_PRINTABLE 0x20
+#define PEERS_DEL             0x7f
+#define PEERS_CTRL_FLIP       0x40
+/* Most of such a name shown in the error (the message fits PEERS_ERR_MAX
+ * with the file name). */
+#define PEERS_MSG_NAME_MAX    300
+
 struct peers_token {
 	char *s;          /* decoded, NUL-terminated (points into a line copy) */
 	size_t len;
@@ -286,6 +297,42 @@ peers_cmp_rule(const void *a, const void *b)
 	return x->line < y->line ? -1 : (x->line > y->line);
 }
 
+/* pppd hands the plugin the CHAP name formatted with its "%.*v": a byte
+ * of 0x80 or above becomes "M-" and the byte less 0x80, and a control
+ * byte then "^" and the byte xor 0x40 (a tab stays).  A rule written with
+ * such bytes (UTF-8 é) would never match, and the session would fall back
+ * to a weaker rule without a word: such rules are refused, the message
+ * saying the name pppd reports. */
+static int
+peers_has_non_ascii(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] >= PEERS_HIGH_BIT)
+			return 1;
+	return 0;
+}
+
+static void
+peers_pppd_name(const char *s, size_t len, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + PEERS_PPPD_EXPANSION < outlen; i++) {
+		unsigned c = (unsigned char)s[i];
+		if (c >= PEERS_HIGH_BIT) {
+			out[o++] = 'M';
+			out[o++] = '-';
+			c -= PEERS_HIGH_BIT;
+		}
+		if ((c < PEERS_FIRST_PRINTABLE && c != '\t') || c == PEERS_DEL) {
+			out[o++] = '^';
+			c ^= PEERS_CTRL_FLIP;
+		}
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+}
+
 /* Two rules for the same user or the same network are an error: which one
  * wins would depend on the order of lines, easy to get wrong. */
 static int
@@ -386,6 +433,15 @@ peers_rule_add(struct peers *p, size_t *cap, struct peers_token *tok, int n,
 		}
 		if (memchr(tok[1].s, '\0', tok[1].len) != NULL) {
 			snprintf(msg, msglen, "NUL byte in user name");
+			return -1;
+		}
+		if (peers_has_non_ascii(tok[1].s, tok[1].len)) {
+			char as_pppd[PEERS_MAX_NAME * PEERS_PPPD_EXPANSION + 1];
+			peers_pppd_name(tok[1].s, tok[1].len, as_pppd,
+			    sizeof(as_pppd));
+			snprintf(msg, msglen, "user name with a byte outside "
+			    "ASCII: pppd reports that peer as '%.*s'; write the "
+			    "name that way", PEERS_MSG_NAME_MAX, as_pppd);
 			return -1;
 		}
 	} else {

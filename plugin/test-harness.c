@@ -792,6 +792,15 @@ main(int argc, char **argv)
 	logbuf[0] = '\0';
 	CHECK(set_opt("pptpd-peers", peers_file) == 0);
 	CHECK(strstr(logbuf, ":1: unknown policy 'alow'") != NULL);
+	{
+		static const char utf8[] = "user ren\xc3\xa9 deny\n";
+		fd = open(peers_file, O_WRONLY | O_TRUNC);
+		CHECK(write(fd, utf8, strlen(utf8)) == (ssize_t)strlen(utf8));
+		close(fd);
+	}
+	CHECK(set_opt("pptpd-peers", peers_file) == 0);   /* pppd says M-CM-) */
+	CHECK(strstr(logbuf, ":1: user name with a byte outside ASCII: pppd "
+	    "reports that peer as 'renM-CM-)'") != NULL);
 	CHECK(set_opt("pptpd-peers", "/nonexistent/peers") == 0);
 	CHECK(strstr(logbuf, "/nonexistent/peers: cannot open") != NULL);
 	fd = open(peers_file, O_WRONLY | O_TRUNC);

@@ -170,6 +170,25 @@ test_address_errors(void **state)
 	    "'::ffff:198.18.0.0/120'");
 }
 
+/* pppd reports a CHAP name with bytes above 0x7f in its "%v" form (é, UTF-8
+ * C3 A9, is "M-CM-)"): a rule naming it in UTF-8 would never match, so it
+ * is refused at its line, with the form to write; that form matches. */
+static void
+test_non_ascii_user_refused(void **state)
+{
+	struct peers *p;
+
+	EXPECT_ERR("user alice deny\nuser ren\xc3\xa9 require-128\n",
+	    "peers:2: user name with a byte outside ASCII: pppd reports that "
+	    "peer as 'renM-CM-)'; write the name that way");
+	EXPECT_ERR("user \"x\xff\x80\" allow\n",
+	    "peers:1: user name with a byte outside ASCII: pppd reports that "
+	    "peer as 'xM-^?M-^@'; write the name that way");
+	p = parse_ok("user renM-CM-) require-128\n");
+	assert_int_equal(peers_match(p, "renM-CM-)", NULL)->line, 1);
+	peers_free(p);
+}
+
 static void
 test_control_chars_and_long_lines(void **state)
 {
@@ -425,6 +444,7 @@ main(void)
 		cmocka_unit_test(test_empty_and_comments_only),
 		cmocka_unit_test(test_errors_name_file_and_line),
 		cmocka_unit_test(test_address_errors),
+		cmocka_unit_test(test_non_ascii_user_refused),
 		cmocka_unit_test(test_control_chars_and_long_lines),
 		cmocka_unit_test(test_long_names),
 		cmocka_unit_test(test_too_big),
