@@ -172,6 +172,10 @@ set_kernel_fd(char **argv)
 	if ((opt_kernel_fd = strdup(*argv)) == NULL)
 		novm("pptpd-kernel-fd");
 	given_fd = v;
+	/* Not for pppd's scripts, even when no pptpd-kernel makes the channel
+	 * ours and connect never adopts it. One not open is refused by
+	 * connect, which says so. */
+	(void)fcntl(v, F_SETFD, FD_CLOEXEC);
 	return 1;
 }
 
@@ -265,6 +269,14 @@ channel_connect(void)
 		errno = 0;
 		if (channel_adopt(fd, &reason) < 0)
 			goto fail;
+	} else if (opt_kernel_fd != NULL) {
+		/* A later link (persist, demand): pptpd's call, and its Call
+		 * IDs in our spec, ended with the first one. A socket of our
+		 * own from that spec would carry a call that is gone. */
+		reason = "pptpd-kernel-fd: the call's socket was used by an "
+		    "earlier link";
+		errno = ENOTCONN;
+		goto fail;
 	} else if ((fd = channel_open(&reason)) < 0)
 		goto fail;
 	if (ioctl(fd, PPPIOCGCHAN, &idx) < 0) {

@@ -663,6 +663,11 @@ ip_up_report(void)
 	struct in_addr a;
 	const char *sid = radius_policy_session_id();
 
+	/* IPCP came back without a phase change (IPV6CP stayed up, so
+	 * np_down never entered PHASE_NETWORK): every ip-down notifier has
+	 * long returned, and pptpd waits for this. */
+	if (down_reported && !down_done_reported)
+		report_down_done();
 	if (ccp_fsm[0].state == OPENED) {
 		mppe = ccp_gotoptions[0].mppe;
 		if (mppe & MPPE_OPT_STATEFUL)

@@ -1062,6 +1062,27 @@ main(int argc, char **argv)
 	m = next_report();
 	CHECK(m && field_is(m, "reason", "peer-dead"));
 
+	fprintf(stderr, "== IPCP down and up again while IPV6CP stays up: "
+	    "down_done before the next up\n");
+	session("bob", "198.18.0.3");
+	drain_reports();
+	ccp_fsm[0].state = OPENED;
+	fake_notify(NF_IP_UP, 0);
+	ip_up_hook();
+	fake_notify(NF_IP_DOWN, 0);   /* np_down: IPV6CP is up, no phase */
+	m = next_report();
+	CHECK(m && strcmp(m->event, "up") == 0);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "down") == 0);
+	fake_notify(NF_IP_UP, 0);
+	ip_up_hook();
+	m = next_report();
+	CHECK(m && strcmp(m->event, "down_done") == 0);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "up") == 0);
+	fake_notify(NF_EXIT, EXIT_HANGUP);
+	drain_reports();
+
 	fprintf(stderr, "== require with noccp: refused\n");
 	ccp_protent.enabled_flag = 0;
 	session("alice", "198.18.0.2");
@@ -1243,7 +1264,11 @@ main(int argc, char **argv)
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
 	char num[16];
 	snprintf(num, sizeof(num), "%d", sv[0]);
+	CHECK(fcntl(sv[0], F_GETFD) == 0);
 	CHECK(set_opt("pptpd-kernel-fd", num) == 1);
+	/* Close-on-exec from the option on: pppd's scripts never get it,
+	 * whether or not connect adopts it. */
+	CHECK(fcntl(sv[0], F_GETFD) == FD_CLOEXEC);
 	logbuf[0] = '\0';
 	CHECK(the_channel && the_channel->connect() == -1);
 	CHECK(strstr(logbuf, "call 4711: pptpd-kernel-fd: not the PPTP "
@@ -1255,6 +1280,12 @@ main(int argc, char **argv)
 	logbuf[0] = '\0';
 	CHECK(the_channel && the_channel->connect() == -1);
 	CHECK(strstr(logbuf, "pptpd-kernel-fd: no such descriptor") != NULL);
+	/* persist or demand: a later link's connect has no call of pptpd's,
+	 * and opens no socket of its own from the ended call's spec. */
+	logbuf[0] = '\0';
+	CHECK(the_channel && the_channel->connect() == -1);
+	CHECK(strstr(logbuf, "pptpd-kernel-fd: the call's socket was used by "
+	    "an earlier link") != NULL);
 
 	unlink(peers_file);
 	n = failures;
