@@ -33,6 +33,9 @@
 # retried. Kernel and auto start with the pptp module unloaded (when the
 # launcher provides the VM kernel's pptp.ko): the unit must get it loaded.
 #
+#   UNIT_FROM=package  pptpd-ng is installed in the VM's root (tests/systemd/
+#                  check --package): test it, its unit and its plugin, as
+#                  they are, instead of `make install`'s
 #   UNIT_IN=FILE   test this unit source instead of systemd/pptpd.service.in
 #                  (e.g. an older one: `git show REV:systemd/pptpd.service.in`)
 #   DATAPATHS="kernel auto engine"   which data paths, in this order
@@ -51,7 +54,11 @@ fi
 # where systemd's pptpd and its pppd see them.
 if [ "${E2E_MNTNS:-}" != 1 ]; then
 	t0=$SECONDS
-	make -s -C "$root" install >/dev/null
+	if [ "${UNIT_FROM:-}" = package ]; then
+		dpkg-query -W -f='# the package: ${Package} ${Version}\n' pptpd-ng
+	else
+		make -s -C "$root" install >/dev/null
+	fi
 	if [ -n "${UNIT_IN:-}" ]; then
 		sed -e 's|@SBINDIR@|/usr/local/sbin|g' -e 's|@SYSCONFDIR@|/etc|g' "$UNIT_IN" \
 			>/usr/local/lib/systemd/system/pptpd.service
