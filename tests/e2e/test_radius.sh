@@ -13,7 +13,9 @@
 #   erin   Encryption-Required, but pptpd-peers says `user erin allow`
 #   carol  Framed-IP-Address 198.19.0.12 (inside pptpd's pool)
 #   frank  Session-Timeout 5        eve  Idle-Timeout 5
-# pptpd's pool is 198.19.0.10-12 so that the pool's next pick is known.
+# pptpd's pool is 198.19.0.10-12 so that the pool's next pick is known,
+# and one client address may hold all of it (pool-share-per-client 100):
+# every client here dials from 198.18.0.2, and section 4a drains the pool.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -60,7 +62,7 @@ SERVER_PPPD_OPTS="plugin radius.so
 radius-config-file $E2E_DIR/radius/radiusclient.conf
 avpair NAS-IP-Address=$SERVER_IP"
 printf 'user erin allow\n' >"$E2E_DIR/pptpd-peers"
-write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers"
+write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100"
 server_start
 
 # dial NAME NS USER PASS MPPE_OPT: a client; sets STATE (up|gone|timeout),
