@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `pptpd -v` must print the release the ChangeLog names last: they are set by
 # hand in two files (pptpd/version.h, ChangeLog), and 0.2.0 went out saying
-# 0.1.0.  The firmware revision in SCCRP is the same version's major.minor.
+# 0.1.0.  The firmware revision in SCCRP is the same version's major.minor,
+# and debian/changelog's newest entry is the same release (make deb refuses
+# to build otherwise: check it here, before a release is cut).
 #
 # usage: tests/newcomer/version.sh [DIR]   (DIR with a built pptpd/pptpd)
 set -euo pipefail
@@ -26,6 +28,13 @@ if [ "$((fw))" -eq "$((want))" ]; then
 	echo "ok   PPTPD_FIRMWARE_REV $fw is $major.$minor"
 else
 	echo "FAIL PPTPD_FIRMWARE_REV $fw, want $want for $top (major.minor as two bytes)"
+	fail=1
+fi
+deb=$(sed -n '1s/^[a-z0-9.+-]* (\([^)]*\)).*/\1/p' "$dir/debian/changelog" 2>/dev/null || true)
+if [ "$deb" = "$top" ]; then
+	echo "ok   debian/changelog: $deb"
+else
+	echo "FAIL debian/changelog's newest entry is '${deb:-none}', the ChangeLog's release $top (add an entry)"
 	fail=1
 fi
 exit $fail
