@@ -18,6 +18,10 @@
  *   pptpd-call ID       session key copied into every report
  *   pptpd-logwtmp       write wtmp records at IP up/down (line = ppp
  *                       interface, user = authenticated name, host = client)
+ *   pptpd-radius-lowers-mppe
+ *                       a RADIUS MPPE policy weaker than pppd's options
+ *                       (allowed where they require, 40-bit where they
+ *                       say 128) applies; without it it is ignored
  *   pptpd-kernel SPEC   carry the call on the kernel's PPTP channel
  *                       instead of a tty (channel.c, channel.h)
  *
@@ -100,6 +104,7 @@ static char *opt_report;
 static int opt_report_fd = -1;
 static char *opt_call;
 static bool opt_logwtmp;
+static bool opt_radius_lowers;     /* RADIUS may relax pppd's MPPE options */
 
 static int set_peers(char **argv);
 static int set_report(char **argv);
@@ -122,6 +127,9 @@ static option_t plugin_options[] = {
 	    "pptpd: session key for reports", OPT_PRIV),
 	PLUGIN_OPT("pptpd-logwtmp", o_bool, &opt_logwtmp,
 	    "pptpd: write wtmp records for sessions", OPT_PRIV | 1),
+	PLUGIN_OPT("pptpd-radius-lowers-mppe", o_bool, &opt_radius_lowers,
+	    "pptpd: a RADIUS MPPE policy may be weaker than pppd's options",
+	    OPT_PRIV | 1),
 	{ .name = NULL }
 };
 
@@ -403,9 +411,48 @@ radius_bits(unsigned types)
 	    ((types & RADIUS_MPPE_TYPE_40) ? MPPE_OPT_40 : 0);
 }
 
+/* RADIUS' policy RM is weaker than what pppd's options file requires:
+ * plaintext allowed where the file requires MPPE, or a key strength the
+ * file does not allow.  FreeRADIUS sends Encryption-Allowed for every user
+ * by default, so adding RADIUS to a server whose options say
+ * require-mppe-128 would otherwise let every client choose plaintext. */
+static int
+radius_weaker(const struct radius_mppe *rm)
+{
+	int required = def_want.mppe & (MPPE_OPT_40 | MPPE_OPT_128);
+
+	if (required == 0)
+		return 0;
+	return rm->policy == PEERS_ALLOW || rm->policy == PEERS_DENY ||
+	    (radius_bits(rm->types) & ~required) != 0;
+}
+
+/* radius_policy_mppe's answer, unless it would lower pppd's options and
+ * pptpd-radius-lowers-mppe does not allow that: then 0, pppd's options
+ * apply, and the first such session of this pppd says so. */
+static int
+radius_decision(struct radius_mppe *rm)
+{
+	static int told;
+	int r = radius_policy_mppe(rm);
+
+	if (r <= 0 || opt_radius_lowers || !radius_weaker(rm))
+		return r;
+	if (!told) {
+		told = 1;
+		notice(PLUGIN ": %s (policy %s) is weaker than pppd's options "
+		    "(MPPE %s required): ignored, pppd's options apply "
+		    "(pptpd-radius-lowers-mppe lets RADIUS lower them)",
+		    rm->src, peers_policy_name(rm->policy),
+		    mppe_bits_name(def_want.mppe));
+	}
+	return 0;
+}
+
 /* Precedence: a pptpd-peers rule (the operator of this server named the
  * user or the address), then RADIUS' MS-MPPE-Encryption-Policy/-Types
- * for the user, then pppd's own options. */
+ * for the user (no weaker than pppd's options, unless
+ * pptpd-radius-lowers-mppe), then pppd's own options. */
 static void
 decide(void)
 {
@@ -418,7 +465,7 @@ decide(void)
 	find_client();
 	rule = peers ? peers_match(peers, peer_name(), client) : NULL;
 	if (rule == NULL)
-		r = radius_policy_mppe(&rm);
+		r = radius_decision(&rm);
 	if (r < 0) {
 		policy = PEERS_REQUIRE;
 		strlcpy(rule_src, rm.src, sizeof(rule_src));

@@ -1122,6 +1122,40 @@ main(int argc, char **argv)
 		CHECK(m && strstr(report_get(m, "rule"), ":4") != NULL);
 	}
 
+	fprintf(stderr, "== RADIUS: policy 1 (FreeRADIUS' default) does not "
+	    "lower the options file's require-mppe-128\n");
+	{
+		static const struct rad_attr a[] = { { RAD_MICROSOFT, 7, 1 } };
+		static const struct rad_attr t40[] = {
+			{ RAD_MICROSOFT, 7, 2 }, { RAD_MICROSOFT, 8, 2 },
+		};
+		drain_reports();
+		CHECK(radius_session("frank", "198.18.7.1",
+		    fake_reply_of(a, 1)) == 1);
+		CHECK(ccp_wantoptions[0].mppe == MPPE_OPT_128);
+		m = next_report();
+		CHECK(field_is(m, "policy", "default") &&
+		    field_is(m, "mppe_want", "128"));
+		CHECK(strstr(logbuf, "RADIUS MS-MPPE-Encryption-Policy 1 (policy "
+		    "allow) is weaker than pppd's options (MPPE 128 required): "
+		    "ignored") != NULL);
+		feed(1, DEFLATE, 4, NULL, 0, pkt, &plen);
+		CHECK(n_continue == 0 && ccp_gotoptions[0].mppe == MPPE_OPT_128);
+		/* Required, but 40-bit only: weaker too; told once a pppd. */
+		CHECK(radius_session("frank", "198.18.7.1",
+		    fake_reply_of(t40, 2)) == 1);
+		CHECK(ccp_wantoptions[0].mppe == MPPE_OPT_128);
+		CHECK(strstr(logbuf, "weaker") == NULL);
+		drain_reports();
+		/* The operator lets RADIUS decide. */
+		CHECK(set_opt("pptpd-radius-lowers-mppe", NULL) == 1);
+		CHECK(radius_session("frank", "198.18.7.1",
+		    fake_reply_of(a, 1)) == 1);
+		m = next_report();
+		CHECK(field_is(m, "policy", "allow"));
+		*(bool *)opt("pptpd-radius-lowers-mppe")->addr = 0;
+	}
+
 	fprintf(stderr, "== RADIUS: LCP renegotiated, another user: the first "
 	    "one's policy and Framed-IP-Address are not inherited\n");
 	{

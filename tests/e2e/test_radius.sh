@@ -195,13 +195,13 @@ session() {   # DESC USER require|refuse EXPECT(up128|upnone|fail)
 session "alice (RADIUS: required, 128), client requires MPPE-128" alice require up128
 session "alice (RADIUS: required, 128), client refuses MPPE" alice refuse fail
 session "bob (RADIUS: allowed, 40/128), client requires MPPE-128" bob require up128
-session "bob (RADIUS: allowed, 40/128), client refuses MPPE" bob refuse upnone
+session "bob (RADIUS: allowed, 40/128, which does not lower pppd's require-mppe-128), client refuses MPPE" bob refuse fail
 session "dave (no RADIUS policy: pppd's require-mppe-128), client requires MPPE-128" dave require up128
 session "dave (no RADIUS policy: pppd's require-mppe-128), client refuses MPPE" dave refuse fail
 session "erin (RADIUS: required; pptpd-peers: allow, which wins), client refuses MPPE" erin refuse upnone
 session "erin (RADIUS: required; pptpd-peers: allow, which wins), client requires MPPE-128" erin require up128
-assert_log_contains "$E2E_SERVER_PPPD_LOG" 'pptpd-policy: bob from .*: MPPE allow \(RADIUS MS-MPPE-Encryption-Policy 1 Types 0x6\)' \
-	"plugin logs bob's RADIUS policy"
+assert_log_contains "$E2E_SERVER_PPPD_LOG" 'pptpd-policy: RADIUS MS-MPPE-Encryption-Policy 1 Types 0x6 \(policy allow\) is weaker than pppd.s options \(MPPE 128 required\): ignored' \
+	"plugin logs that bob's RADIUS policy does not lower pppd's options"
 assert_log_contains "$E2E_SERVER_PPPD_LOG" 'pptpd-policy: erin from .*: MPPE allow \(.*pptpd-peers:1\)' \
 	"plugin logs that the pptpd-peers rule decided for erin"
 
