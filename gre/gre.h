@@ -160,8 +160,8 @@ void gre_call_set_local(struct gre_call *c, struct in_addr local);
  *   trip, and PPTP retransmits nothing: there is no loss it prevents that
  *   TCP inside the tunnel does not handle itself.
  * What is kept: the window, and tx_over_window, the data packets sent
- * while the peer had `peer_window` or more unacknowledged, so an operator
- * can see how far a peer's window is from its traffic. */
+ * while the peer had `peer_window` or more unacknowledged: how far a
+ * peer's window is from its traffic. */
 void gre_call_set_window(struct gre_call *c, uint16_t peer_window);
 /* The window we advertised (OCRP): an ack-only packet goes out as soon as
  * half of it is unacknowledged. Default GRE_RECV_WINDOW_DFLT. */
