@@ -232,6 +232,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.listen_fd = -1;
 	TAILQ_INIT(&s.ctrls);
 	TAILQ_INIT(&s.calls);
+	TAILQ_INIT(&s.ctrls_unstarted);
+	TAILQ_INIT(&s.ctrls_idle);
 	if ((s.clients = clients_new()) == NULL)
 		abort();
 	struct client *cl = clients_get(s.clients, (struct in_addr){ htonl(0xc6120002) }, 0);
