@@ -26,7 +26,7 @@ WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 ifeq ($(SANITIZE),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -Icommon -Igre -Ipptpd -Iplugin -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
+ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -I. -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 # The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c);
 # MD5 and HMAC-MD5 for RADIUS Disconnect-Requests (pptpd/radius.c).
@@ -97,9 +97,9 @@ $(CLIENT_OBJ): $(wildcard client/*.h)
 client/libppp.a: $(CLIENT_OBJ)
 	$(AR) rcs $@ $^
 $(CLIENT_TESTS): tests/unit/test_%: tests/unit/test_%.c client/libppp.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Iclient -Wno-unused-parameter -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS) -lcmocka
 client/bench_mppe: client/bench_mppe.c client/libppp.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Iclient -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
 bench-mppe: client/bench_mppe
 	client/bench_mppe
 clean: clean-ppp
@@ -144,18 +144,17 @@ ECHO_OBJ := $(addprefix client/,pptp-echo.o probe.o acct.o)
 LOAD_TEST_OBJ := $(addprefix client/,ctrl.o acct.o probe.o ipudp.o stream.o) \
 	pptpd/msg.o
 all: client/pptp-load client/pptp-echo
-# -Iclient first: client/ctrl.h, not pptpd/ctrl.h
 $(LOAD_OBJ) client/pptp-echo.o: client/%.o: client/%.c $(wildcard client/*.h common/*.h gre/*.h pptpd/msg.h) .build-flags
-	$(CC) -Iclient $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 client/pptp-load: $(LOAD_OBJ) client/libppp.a pptpd/msg.o gre/libgre.a common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) client/libppp.a pptpd/msg.o gre/libgre.a common/libcommon.a -lcrypto
 client/pptp-echo: $(ECHO_OBJ) common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(ECHO_OBJ) common/libcommon.a
 tests/unit/test_load_%: tests/unit/test_load_%.c $(LOAD_TEST_OBJ) common/libcommon.a .build-flags
-	$(CC) -Iclient $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(LOAD_TEST_OBJ) common/libcommon.a $(ALL_LDFLAGS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(LOAD_TEST_OBJ) common/libcommon.a $(ALL_LDFLAGS) -lcmocka
 # The whole send path per packet on one core (client/bench_load.c).
 client/bench_load: client/bench_load.c client/grelink.o client/ipudp.o client/libppp.a gre/libgre.a common/libcommon.a .build-flags
-	$(CC) -Iclient $(ALL_CFLAGS) -o $@ $< client/grelink.o client/ipudp.o client/libppp.a gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< client/grelink.o client/ipudp.o client/libppp.a gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
 bench-load: client/bench_load
 	client/bench_load
 .PHONY: bench-load

@@ -1,5 +1,5 @@
 /* Stream accounting and histograms (see acct.h). */
-#include "acct.h"
+#include "client/acct.h"
 
 #include <string.h>
 

@@ -1,12 +1,12 @@
 /* CHAP (RFC 1994) with the MD5 and MS-CHAPv2 (RFC 2759) algorithms, and
  * PAP (RFC 1334), as the authenticated peer. */
-#include "auth.h"
+#include "client/auth.h"
 
 #include <string.h>
 
-#include "byteorder.h"
-#include "crypto.h"
-#include "lcp.h"
+#include "common/byteorder.h"
+#include "client/crypto.h"
+#include "client/lcp.h"
 
 #define CHAP_CHALLENGE 1
 #define CHAP_RESPONSE  2

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mschap.h"
+#include "client/mschap.h"
 
 #define AUTH_PAP_RESTART_MS 3000
 #define AUTH_PAP_MAX_TRIES  10

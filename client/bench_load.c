@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "grelink.h"
-#include "ipudp.h"
-#include "mschap.h"
-#include "ppp.h"
+#include "client/grelink.h"
+#include "client/ipudp.h"
+#include "client/mschap.h"
+#include "client/ppp.h"
 
 #define P_LCP  0xC021
 #define P_CHAP 0xC223

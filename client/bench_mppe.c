@@ -13,8 +13,8 @@
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
-#include "mppe.h"
-#include "ppp.h"
+#include "client/mppe.h"
+#include "client/ppp.h"
 
 #define PKT_LEN   1400
 #define BENCH_SEC 1.0

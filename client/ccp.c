@@ -1,13 +1,13 @@
 /* CCP option 18 (RFC 3078 section 2.1): the initiator offers what it
  * supports, the responder Naks with one strength. */
-#include "ccp.h"
+#include "client/ccp.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "byteorder.h"
-#include "mppe.h"
-#include "opt.h"
+#include "common/byteorder.h"
+#include "client/mppe.h"
+#include "client/opt.h"
 
 #define CCP_OPT_MPPE    18
 #define CCP_OPT_MPPE_LEN 6

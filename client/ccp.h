@@ -4,7 +4,7 @@
 #ifndef CLIENT_CCP_H
 #define CLIENT_CCP_H
 
-#include "fsm.h"
+#include "client/fsm.h"
 
 #define PPP_CCP  0x80FD
 #define PPP_COMP 0x00FD    /* an MPPE packet */

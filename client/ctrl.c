@@ -2,7 +2,7 @@
  * framed, decoded and encoded by pptpd/msg.c, the server's codec: it
  * handles every message type in both directions, so the client has no
  * codec of its own. */
-#include "ctrl.h"
+#include "client/ctrl.h"
 
 #include <stdio.h>
 #include <string.h>

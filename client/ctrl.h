@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "msg.h"
+#include "pptpd/msg.h"
 
 enum ctrl_profile { CTRL_PROFILE_WINDOWS, CTRL_PROFILE_LINUX };
 

@@ -1,9 +1,9 @@
 /* RFC 1661 section 4: the state transition table, event by event. */
-#include "fsm.h"
+#include "client/fsm.h"
 
 #include <string.h>
 
-#include "byteorder.h"
+#include "common/byteorder.h"
 
 void fsm_init(struct fsm *f, uint16_t proto, const struct fsm_ops *ops,
     fsm_send_fn *send, fsm_event_fn *event, void *owner)

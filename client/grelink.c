@@ -1,7 +1,7 @@
 /* The shared raw GRE socket and per-call sequencing (see grelink.h). */
-#include "grelink.h"
+#include "client/grelink.h"
 
-#include "packet.h"
+#include "gre/packet.h"
 
 #include <errno.h>
 #include <stdlib.h>

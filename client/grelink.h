@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "seq.h"
+#include "gre/seq.h"
 
 /* An ack waits this long for a data packet to carry it. */
 #define GRECALL_ACK_DELAY_MS 100

@@ -1,11 +1,11 @@
 /* IPCP options: IP-Address (3), and RFC 1877 primary DNS (129), primary
  * NBNS (130), secondary DNS (131), secondary NBNS (132). */
-#include "ipcp.h"
+#include "client/ipcp.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "opt.h"
+#include "client/opt.h"
 
 #define IPCP_OPT_ADDR   3
 #define IPCP_OPT_DNS1   129

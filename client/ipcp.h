@@ -5,7 +5,7 @@
 
 #include <netinet/in.h>
 
-#include "fsm.h"
+#include "client/fsm.h"
 
 #define PPP_IPCP 0x8021
 #define PPP_IP   0x0021

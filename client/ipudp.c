@@ -1,7 +1,7 @@
 /* IPv4/UDP build and parse (see ipudp.h). */
-#include "ipudp.h"
+#include "client/ipudp.h"
 
-#include "byteorder.h"
+#include "common/byteorder.h"
 
 #include <string.h>
 

@@ -1,10 +1,10 @@
 /* IPV6CP Interface-Identifier negotiation (RFC 5072 section 4.1). */
-#include "ipv6cp.h"
+#include "client/ipv6cp.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "opt.h"
+#include "client/opt.h"
 
 #define IPV6CP_OPT_IID 1
 

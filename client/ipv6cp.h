@@ -2,7 +2,7 @@
 #ifndef CLIENT_IPV6CP_H
 #define CLIENT_IPV6CP_H
 
-#include "fsm.h"
+#include "client/fsm.h"
 
 #define PPP_IPV6CP   0x8057
 #define PPP_IPV6     0x0057

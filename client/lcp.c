@@ -1,12 +1,12 @@
 /* LCP options (RFC 1661 section 6) and the LCP-only codes (section 5.7-5.9,
  * RFC 1570 Identification). */
-#include "lcp.h"
+#include "client/lcp.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "byteorder.h"
-#include "opt.h"
+#include "common/byteorder.h"
+#include "client/opt.h"
 
 #define LCP_OPT_MRU      1
 #define LCP_OPT_ACCM     2

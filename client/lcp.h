@@ -5,7 +5,7 @@
 #ifndef CLIENT_LCP_H
 #define CLIENT_LCP_H
 
-#include "fsm.h"
+#include "client/fsm.h"
 
 #define PPP_LCP   0xC021
 #define PPP_PAP   0xC023

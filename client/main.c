@@ -2,9 +2,9 @@
  * with its own control connection and source address, its call's GRE on
  * one shared raw socket, a userspace PPP and fixed-rate UDP streams; a
  * report at the end. See pptp-load(1). */
-#include "clock.h"
-#include "report.h"
-#include "session.h"
+#include "client/clock.h"
+#include "client/report.h"
+#include "client/session.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

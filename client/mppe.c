@@ -1,11 +1,11 @@
 /* MPPE encryption and its key schedule (RFC 3078 sections 3, 7, 8;
  * RFC 3079 section 3). */
-#include "mppe.h"
+#include "client/mppe.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "crypto.h"
+#include "client/crypto.h"
 
 #define MPPE_BIT_FLUSHED   0x80
 #define MPPE_BIT_COMPRESS  0x40

@@ -1,10 +1,10 @@
 /* MS-CHAPv2 client computations (RFC 2759 sections 8.1-8.7) and the
  * RFC 3079 master key. */
-#include "mschap.h"
+#include "client/mschap.h"
 
 #include <string.h>
 
-#include "crypto.h"
+#include "client/crypto.h"
 
 /* RFC 2759 section 8.7 and RFC 3079 section 3.4 constants. */
 static const char MAGIC_SIGN[] = "Magic server to client signing constant";

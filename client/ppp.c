@@ -3,19 +3,19 @@
  * datagram path through MPPE. The protocols live in lcp.c, auth.c,
  * ccp.c, ipcp.c and ipv6cp.c on fsm.c; this file hands them frames and
  * hears their This-Layer-Up/Down/Finished. */
-#include "ppp.h"
+#include "client/ppp.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
-#include "byteorder.h"
-#include "ccp.h"
-#include "crypto.h"
-#include "ipcp.h"
-#include "ipv6cp.h"
-#include "lcp.h"
-#include "mppe.h"
+#include "client/auth.h"
+#include "common/byteorder.h"
+#include "client/ccp.h"
+#include "client/crypto.h"
+#include "client/ipcp.h"
+#include "client/ipv6cp.h"
+#include "client/lcp.h"
+#include "client/mppe.h"
 
 #define PPP_ADDRESS      0xFF
 #define PPP_CONTROL      0x03

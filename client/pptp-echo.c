@@ -6,8 +6,8 @@
  *   START_DOWN       starts sending DATA/down to the source at the asked
  *                    size and rate for the asked time (down streams).
  * It runs in the server's network namespace, beside pptpd. */
-#include "acct.h"
-#include "probe.h"
+#include "client/acct.h"
+#include "client/probe.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Test datagram payloads (see probe.h). */
-#include "probe.h"
+#include "client/probe.h"
 
-#include "byteorder.h"
+#include "common/byteorder.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* The report of a run (see report.h). */
-#include "report.h"
+#include "client/report.h"
 
 #include <arpa/inet.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
-#include "session.h"
+#include "client/session.h"
 
 struct report_run {
 	const struct session *sessions;

@@ -1,8 +1,8 @@
 /* One session of pptp-load (see session.h). */
-#include "session.h"
+#include "client/session.h"
 
-#include "clock.h"
-#include "ipudp.h"
+#include "client/clock.h"
+#include "client/ipudp.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,11 +9,11 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
-#include "ctrl.h"
-#include "grelink.h"
-#include "ppp.h"
-#include "stream.h"
-#include "timer.h"
+#include "client/ctrl.h"
+#include "client/grelink.h"
+#include "client/ppp.h"
+#include "client/stream.h"
+#include "common/timer.h"
 
 struct session;
 

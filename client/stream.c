@@ -1,11 +1,11 @@
 /* Fixed-rate streams (see stream.h). */
-#include "stream.h"
+#include "client/stream.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "ipudp.h"
+#include "client/ipudp.h"
 
 static const char *const dirs[] = { "up", "down", "echo" };
 

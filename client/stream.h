@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "acct.h"
-#include "probe.h"
+#include "client/acct.h"
+#include "client/probe.h"
 
 enum stream_dir { STREAM_UP, STREAM_DOWN, STREAM_ECHO };
 

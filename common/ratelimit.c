@@ -1,4 +1,4 @@
-#include "ratelimit.h"
+#include "common/ratelimit.h"
 
 void
 ratelimit_init(struct ratelimit *rl, uint32_t burst, uint32_t period_ms)

@@ -1,4 +1,4 @@
-#include "strclean.h"
+#include "common/strclean.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-#include "timer.h"
+#include "common/timer.h"
 
 #include <stddef.h>
 

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #define CTL_CLIENT_ONLY
-#include "ctl.h"
-#include "strclean.h"
-#include "version.h"
+#include "pptpd/ctl.h"
+#include "common/strclean.h"
+#include "pptpd/version.h"
 
 #define EXIT_NOMATCH      1   /* no such session, nothing matched */
 #define EXIT_USAGE        2

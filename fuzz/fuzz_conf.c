@@ -15,8 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "pool.h"
+#include "pptpd/conf.h"
+#include "pptpd/pool.h"
 
 static void
 check_err(const char *err, size_t errlen)

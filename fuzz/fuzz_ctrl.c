@@ -18,9 +18,9 @@
 #include <sys/socket.h>
 
 /* The state machine itself, with its static functions in reach. */
-#include "../pptpd/ctrl.c"
+#include "pptpd/ctrl.c"
 
-#include "fuzz_util.h"
+#include "fuzz/fuzz_util.h"
 
 /* ---- stand-ins for call.c and server.c ---- */
 

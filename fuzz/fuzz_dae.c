@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_util.h"
-#include "radius.h"
+#include "fuzz/fuzz_util.h"
+#include "pptpd/radius.h"
 
 #define SECRET "fuzz-secret"
 

@@ -26,11 +26,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fuzz_util.h"
-#include "gre.h"
-#include "hdlc.h"
-#include "packet.h"
-#include "seq.h"
+#include "fuzz/fuzz_util.h"
+#include "gre/gre.h"
+#include "gre/hdlc.h"
+#include "gre/packet.h"
+#include "gre/seq.h"
 
 #define NCALLS    2
 #define SET_SIZE  4096

@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_util.h"
-#include "packet.h"
-#include "seq.h"
+#include "fuzz/fuzz_util.h"
+#include "gre/packet.h"
+#include "gre/seq.h"
 
 #define OUR_CALL_ID 0x4242
 

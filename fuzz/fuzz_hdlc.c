@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_util.h"
-#include "hdlc.h"
+#include "fuzz/fuzz_util.h"
+#include "gre/hdlc.h"
 
 #define MAX_FRAMES 4096
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_util.h"
-#include "msg.h"
+#include "fuzz/fuzz_util.h"
+#include "pptpd/msg.h"
 
 #define STREAM_BUF 1024   /* as the daemon's CTRL_INBUF_LEN */
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_util.h"
-#include "peers.h"
+#include "fuzz/fuzz_util.h"
+#include "plugin/peers.h"
 
 static void
 check_rule(const struct peers_rule *r)

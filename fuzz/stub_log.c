@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log.h"
+#include "pptpd/log.h"
 
 static int fz_log_show = -1;
 

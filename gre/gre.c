@@ -19,7 +19,7 @@
  * Timers (delayed acks, reorder gaps) live in two lists sorted by deadline
  * (common/timer.h), so finding the next one is O(1) and only calls with a
  * timer are visited. */
-#include "gre.h"
+#include "gre/gre.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,12 +34,12 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "hdlc.h"
-#include "lcp.h"
-#include "packet.h"
-#include "ratelimit.h"
-#include "seq.h"
-#include "timer.h"
+#include "gre/hdlc.h"
+#include "gre/lcp.h"
+#include "gre/packet.h"
+#include "common/ratelimit.h"
+#include "gre/seq.h"
+#include "common/timer.h"
 
 #define GRE_RX_BATCH      32
 /* Batches per gre_engine_input, so ptys and the control plane get a turn

@@ -2,7 +2,7 @@
  * directions are on the hot path, so the byte loops are built around runs:
  * find the next octet that needs attention a word at a time, then memcpy
  * the run before it. */
-#include "hdlc.h"
+#include "gre/hdlc.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* LCP snooping for the async map toward pppd (see lcp.h for the rules). */
-#include "lcp.h"
+#include "gre/lcp.h"
 
 #include <string.h>
 

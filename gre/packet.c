@@ -1,7 +1,7 @@
 /* Enhanced GRE (RFC 2637 4.1) header build and parse. */
-#include "packet.h"
+#include "gre/packet.h"
 
-#include "byteorder.h"
+#include "common/byteorder.h"
 
 #include <string.h>
 

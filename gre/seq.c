@@ -1,5 +1,5 @@
 /* Receive sequencing for enhanced GRE; see seq.h for the rules. */
-#include "seq.h"
+#include "gre/seq.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
  * negotiated ACFC), so the line settings pppd hands a tty have nothing to
  * apply to here.
  */
-#include "pppd-compat.h"
+#include "plugin/pppd-compat.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,8 +33,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "channel.h"
-#include "fdarg.h"
+#include "plugin/channel.h"
+#include "plugin/fdarg.h"
 
 #define PLUGIN "pptpd-policy"
 #define CHANNEL_FIELDS 4

@@ -6,8 +6,8 @@
  * encrypted, so anything it does not understand is an error naming the file
  * and line, never a rule silently skipped.
  */
-#include "peers.h"
-#include "strclean.h"
+#include "plugin/peers.h"
+#include "common/strclean.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -52,7 +52,7 @@
  * - Keys come from pppd's own MS-CHAPv2 code; we do not replace any
  *   authentication hook.
  */
-#include "pppd-compat.h"
+#include "plugin/pppd-compat.h"
 #include <pppd/fsm.h>
 #include <pppd/ccp.h>
 #include <pppd/ipcp.h>
@@ -68,11 +68,11 @@
 #include <sys/un.h>
 #include <time.h>
 
-#include "channel.h"
-#include "fdarg.h"
-#include "peers.h"
-#include "radius-policy.h"
-#include "report.h"
+#include "plugin/channel.h"
+#include "plugin/fdarg.h"
+#include "plugin/peers.h"
+#include "plugin/radius-policy.h"
+#include "plugin/report.h"
 
 #define PLUGIN "pptpd-policy"
 

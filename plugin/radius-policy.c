@@ -40,7 +40,7 @@
  *   an unanswered server; a quicker one a refusal (Access-Reject, or an
  *   answer radius.so would not accept, which it logs itself).
  */
-#include "pppd-compat.h"
+#include "plugin/pppd-compat.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -49,7 +49,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "radius-policy.h"
+#include "plugin/radius-policy.h"
 
 #define PLUGIN "pptpd-policy"
 

@@ -19,7 +19,7 @@
  *
  *   test-harness PLUGIN.so
  */
-#include "pppd-compat.h"
+#include "plugin/pppd-compat.h"
 #include <pppd/fsm.h>
 #include <pppd/ccp.h>
 #include <pppd/ipcp.h>
@@ -38,7 +38,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "plugin/report.h"
 
 /* ------------------------------------------------------------------ */
 /* The fake pppd: what both versions share.                            */

@@ -31,16 +31,16 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "call.h"
-#include "client.h"
-#include "ctrl.h"
-#include "datapath.h"
-#include "gre.h"
-#include "msg.h"
-#include "pool.h"
-#include "report.h"
-#include "server.h"
-#include "strclean.h"
+#include "pptpd/call.h"
+#include "pptpd/client.h"
+#include "pptpd/ctrl.h"
+#include "pptpd/datapath.h"
+#include "gre/gre.h"
+#include "pptpd/msg.h"
+#include "pptpd/pool.h"
+#include "plugin/report.h"
+#include "pptpd/server.h"
+#include "common/strclean.h"
 
 #define CALL_ID_TRIES  64
 

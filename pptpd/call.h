@@ -9,9 +9,9 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
-#include "facts.h"
-#include "loop.h"
-#include "seq.h"
+#include "pptpd/facts.h"
+#include "pptpd/loop.h"
+#include "gre/seq.h"
 
 struct server;
 struct ctrl;

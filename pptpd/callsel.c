@@ -3,9 +3,9 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "call.h"
-#include "callsel.h"
-#include "server.h"
+#include "pptpd/call.h"
+#include "pptpd/callsel.h"
+#include "pptpd/server.h"
 
 /* The tunnel address: what pppd reported once the session was up, and
  * the one we gave it from the pool (pppd may have been given another). */

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <sys/queue.h>
 
-#include "client.h"
+#include "pptpd/client.h"
 
 #define CLIENTS_BUCKETS  1024           /* power of two */
 #define CLIENT_TOKEN     1000           /* one setup, in milli-setups */

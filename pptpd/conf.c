@@ -4,10 +4,10 @@
  * The file is read into a copy of the caller's struct, which replaces the
  * original only when the whole file (and the address pool it describes) is
  * valid: a bad edit followed by a reload must not leave half a config. */
-#include "conf.h"
-#include "dae_clients.h"
-#include "pool.h"
-#include "strclean.h"
+#include "pptpd/conf.h"
+#include "pptpd/dae_clients.h"
+#include "pptpd/pool.h"
+#include "common/strclean.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -15,16 +15,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "call.h"
-#include "callsel.h"
-#include "ctl.h"
-#include "gre.h"
-#include "log.h"
-#include "msg.h"
-#include "pool.h"
-#include "server.h"
-#include "strclean.h"
-#include "version.h"
+#include "pptpd/call.h"
+#include "pptpd/callsel.h"
+#include "pptpd/ctl.h"
+#include "gre/gre.h"
+#include "pptpd/log.h"
+#include "pptpd/msg.h"
+#include "pptpd/pool.h"
+#include "pptpd/server.h"
+#include "common/strclean.h"
+#include "pptpd/version.h"
 
 #define CTL_BACKLOG      16
 #define CTL_OUT_MIN      1024

@@ -28,9 +28,9 @@
 
 #include <sys/queue.h>
 
-#include "loop.h"
-#include "ratelimit.h"
-#include "shed.h"
+#include "pptpd/loop.h"
+#include "common/ratelimit.h"
+#include "pptpd/shed.h"
 
 struct server;
 struct ctl_conn;

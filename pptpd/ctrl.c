@@ -27,13 +27,13 @@
 #include <sys/queue.h>
 #include <unistd.h>
 
-#include "call.h"
-#include "client.h"
-#include "ctrl.h"
-#include "msg.h"
-#include "pool.h"
-#include "server.h"
-#include "version.h"
+#include "pptpd/call.h"
+#include "pptpd/client.h"
+#include "pptpd/ctrl.h"
+#include "pptpd/msg.h"
+#include "pptpd/pool.h"
+#include "pptpd/server.h"
+#include "pptpd/version.h"
 
 enum ctrl_state {
 	CTRL_WAIT_SCCRQ,

@@ -11,15 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "call.h"
-#include "callsel.h"
-#include "dae.h"
-#include "dae_clients.h"
-#include "log.h"
-#include "msg.h"
-#include "radius.h"
-#include "server.h"
-#include "strclean.h"
+#include "pptpd/call.h"
+#include "pptpd/callsel.h"
+#include "pptpd/dae.h"
+#include "pptpd/dae_clients.h"
+#include "pptpd/log.h"
+#include "pptpd/msg.h"
+#include "pptpd/radius.h"
+#include "pptpd/server.h"
+#include "common/strclean.h"
 
 _Static_assert(CALL_NAME_MAX >= RADIUS_ATTR_MAX_VAL,
     "a session's names are compared whole with what a request gives");

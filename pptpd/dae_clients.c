@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dae_clients.h"
-#include "strclean.h"
+#include "pptpd/dae_clients.h"
+#include "common/strclean.h"
 
 #define DAE_LINE_MAX   512
 #define DAE_QUOTE_MAX  40

@@ -9,9 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "datapath.h"
-#include "log.h"
+#include "pptpd/conf.h"
+#include "pptpd/datapath.h"
+#include "pptpd/log.h"
 
 #define DATAPATH_MODULE "pptp"
 

@@ -3,8 +3,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "facts.h"
-#include "report.h"
+#include "pptpd/facts.h"
+#include "plugin/report.h"
 
 void
 facts_init(struct facts *f)

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "loop.h"
+#include "pptpd/loop.h"
 
 /* pppd's descriptor for its end: after the kernel path's channel socket
  * (CALL_KERNEL_FD, 3), the same on both data paths. */

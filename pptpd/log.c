@@ -2,7 +2,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
+#include "pptpd/log.h"
 
 /* The log destination is process-wide configuration, set once at start. */
 static int log_to_stderr = 1;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <syslog.h>
 
-#include "ratelimit.h"
+#include "common/ratelimit.h"
 
 /* At most LOG_RL_BURST lines per LOG_RL_PERIOD_MS per limiter; the number
  * suppressed is reported with the next line that gets through. */

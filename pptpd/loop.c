@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "loop.h"
+#include "pptpd/log.h"
+#include "pptpd/loop.h"
 
 #define LOOP_MAX_EVENTS  64
 #define LOOP_SIGNALS_MAX 8

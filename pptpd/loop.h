@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
-#include "timer.h"
+#include "common/timer.h"
 
 struct loop;
 

@@ -14,14 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "log.h"
-#include "loop.h"
-#include "notify.h"
-#include "peers.h"
-#include "pool.h"
-#include "server.h"
-#include "version.h"
+#include "pptpd/conf.h"
+#include "pptpd/log.h"
+#include "pptpd/loop.h"
+#include "pptpd/notify.h"
+#include "plugin/peers.h"
+#include "pptpd/pool.h"
+#include "pptpd/server.h"
+#include "pptpd/version.h"
 
 /* Exit statuses (pptpd(8)): 1 the daemon could not start or failed (cannot
  * listen, another pptpd holds the pid file, /run/pptpd refused, ...), 2 the

@@ -17,12 +17,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "call.h"
-#include "gre.h"
-#include "log.h"
-#include "metrics.h"
-#include "pool.h"
-#include "server.h"
+#include "pptpd/call.h"
+#include "gre/gre.h"
+#include "pptpd/log.h"
+#include "pptpd/metrics.h"
+#include "pptpd/pool.h"
+#include "pptpd/server.h"
 
 #define METRICS_PATH        "/metrics"
 #define METRICS_CONTENT     "text/plain; version=0.0.4; charset=utf-8"

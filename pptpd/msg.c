@@ -4,10 +4,10 @@
  * big-endian helpers: no packed structs, no casts of the input buffer, so
  * the code is independent of host alignment and endianness, and every read
  * is visibly inside the type's fixed length (checked once, up front). */
-#include "msg.h"
+#include "pptpd/msg.h"
 
-#include "byteorder.h"
-#include "strclean.h"
+#include "common/byteorder.h"
+#include "common/strclean.h"
 
 #include <string.h>
 

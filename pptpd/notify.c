@@ -6,9 +6,9 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
-#include "log.h"
-#include "notify.h"
-#include "server.h"
+#include "pptpd/log.h"
+#include "pptpd/notify.h"
+#include "pptpd/server.h"
 
 #define NOTIFY_STATUS_LEN 96
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "loop.h"
+#include "pptpd/loop.h"
 
 /* STATUS is sent when the count changes, at most once per this long: a
  * flood of calls must not become a flood of messages to PID 1. */

@@ -3,8 +3,8 @@
  *
  * Addresses are kept in host order internally, so ranges are plain integer
  * arithmetic; they are converted at the API boundary only. */
-#include "pool.h"
-#include "strclean.h"
+#include "pptpd/pool.h"
+#include "common/strclean.h"
 
 #include <arpa/inet.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "byteorder.h"
-#include "radius.h"
+#include "common/byteorder.h"
+#include "pptpd/radius.h"
 
 int
 radius_parse(struct radius_pkt *p, const uint8_t *buf, size_t n,

@@ -12,16 +12,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "call.h"
-#include "client.h"
-#include "ctrl.h"
-#include "datapath.h"
-#include "dae.h"
-#include "gre.h"
-#include "msg.h"
-#include "pool.h"
-#include "server.h"
-#include "shed.h"
+#include "pptpd/call.h"
+#include "pptpd/client.h"
+#include "pptpd/ctrl.h"
+#include "pptpd/datapath.h"
+#include "pptpd/dae.h"
+#include "gre/gre.h"
+#include "pptpd/msg.h"
+#include "pptpd/pool.h"
+#include "pptpd/server.h"
+#include "pptpd/shed.h"
 
 #define SERVER_BACKLOG 128
 /* Lines per second about connections closing and calls starting or

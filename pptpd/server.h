@@ -8,13 +8,13 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
-#include "conf.h"
-#include "ctl.h"
-#include "log.h"
-#include "loop.h"
-#include "metrics.h"
-#include "notify.h"
-#include "shed.h"
+#include "pptpd/conf.h"
+#include "pptpd/ctl.h"
+#include "pptpd/log.h"
+#include "pptpd/loop.h"
+#include "pptpd/metrics.h"
+#include "pptpd/notify.h"
+#include "pptpd/shed.h"
 
 struct ctrl;
 struct call;

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "shed.h"
+#include "pptpd/shed.h"
 
 static int
 shed_spare_open(struct shed *sh)

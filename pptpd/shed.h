@@ -10,7 +10,7 @@
 
 #include <sys/socket.h>
 
-#include "loop.h"
+#include "pptpd/loop.h"
 
 /* How long a listener with no spare descriptor stays off. */
 #define SHED_PAUSE_MS 100

@@ -71,10 +71,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_floor.h"
-#include "gre.h"
-#include "hdlc.h"
-#include "packet.h"
+#include "gre/bench/bench_floor.h"
+#include "gre/gre.h"
+#include "gre/hdlc.h"
+#include "gre/packet.h"
 
 #define F_ENG_IP     "127.88.0.1"
 #define F_PEER_IP    "127.88.0.2"

@@ -18,7 +18,8 @@ make -s -C "$here" bench_gre
 git -C "$top" archive "$old" gre common | tar -x -C "$tmp"
 make -s -C "$tmp" -f - all >/dev/null <<'MK'
 CFLAGS ?= -O2 -g
-W := -std=c11 -Wall -Wextra -D_GNU_SOURCE -Icommon -Igre
+# -I. for trees that include by path, -Icommon -Igre for older ones.
+W := -std=c11 -Wall -Wextra -D_GNU_SOURCE -I. -Icommon -Igre
 GO := $(patsubst %.c,%.o,$(wildcard gre/*.c))
 CO := $(patsubst %.c,%.o,$(wildcard common/*.c))
 all: gre/libgre.a common/libcommon.a
@@ -29,7 +30,7 @@ gre/libgre.a: $(GO)
 common/libcommon.a: $(CO)
 	ar rcs $@ $^
 MK
-${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -I"$tmp/gre" -I"$tmp/common" \
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -I"$tmp" -I"$top" \
     -o "$tmp/bench_old" "$here/bench_gre.c" "$here/bench_floor.c" \
     "$tmp/gre/libgre.a" "$tmp/common/libcommon.a" -pthread
 echo "old: $(git -C "$top" rev-parse --short "$old"), new: work tree"

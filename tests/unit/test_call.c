@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "call.h"
-#include "conf.h"
+#include "pptpd/call.h"
+#include "pptpd/conf.h"
 
 static struct in_addr
 ip(const char *s)

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "byteorder.h"
-#include "ratelimit.h"
-#include "strclean.h"
-#include "timer.h"
+#include "common/byteorder.h"
+#include "common/ratelimit.h"
+#include "common/strclean.h"
+#include "common/timer.h"
 
 #define MANY 10000
 

@@ -10,7 +10,7 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
-#include "conf.h"
+#include "pptpd/conf.h"
 
 struct fx {
 	char path[64];

@@ -15,9 +15,9 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
-#include "conf.h"
-#include "dae_clients.h"
-#include "radius.h"
+#include "pptpd/conf.h"
+#include "pptpd/dae_clients.h"
+#include "pptpd/radius.h"
 
 #define SECRET "s3cret"
 

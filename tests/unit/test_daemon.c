@@ -32,12 +32,12 @@
 
 #include <openssl/evp.h>
 
-#include "call.h"
-#include "conf.h"
-#include "log.h"
-#include "msg.h"
-#include "packet.h"
-#include "radius.h"
+#include "pptpd/call.h"
+#include "pptpd/conf.h"
+#include "pptpd/log.h"
+#include "pptpd/msg.h"
+#include "gre/packet.h"
+#include "pptpd/radius.h"
 
 #define DAEMON      "pptpd/pptpd"
 #define FAKE_PPPD   "tests/fixtures/fake-pppd"

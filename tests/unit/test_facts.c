@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "facts.h"
-#include "loop.h"
+#include "pptpd/facts.h"
+#include "pptpd/loop.h"
 
 struct seen {
 	int  n;

@@ -21,10 +21,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "gre.h"
-#include "hdlc.h"
-#include "packet.h"
-#include "seq.h"
+#include "gre/gre.h"
+#include "gre/hdlc.h"
+#include "gre/packet.h"
+#include "gre/seq.h"
 
 /* ---------------- packet build ---------------- */
 

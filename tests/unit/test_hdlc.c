@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "hdlc.h"
+#include "gre/hdlc.h"
 
 #define MAXF 64
 

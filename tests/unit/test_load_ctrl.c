@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ctrl.h"
+#include "client/ctrl.h"
 
 #define MAXSENT 16
 

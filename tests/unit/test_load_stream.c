@@ -12,10 +12,10 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 
-#include "acct.h"
-#include "ipudp.h"
-#include "probe.h"
-#include "stream.h"
+#include "client/acct.h"
+#include "client/ipudp.h"
+#include "client/probe.h"
+#include "client/stream.h"
 
 static struct acct a;
 

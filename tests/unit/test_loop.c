@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <unistd.h>
 
-#include "loop.h"
+#include "pptpd/loop.h"
 
 struct rec {
 	struct loop *l;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "msg.h"
+#include "pptpd/msg.h"
 
 static const size_t rfc_len[PPTP_TYPE_MAX + 1] = {
 	0, 156, 156, 16, 16, 16, 20, 168, 32, 220, 24, 28, 16, 148, 40, 24,

@@ -4,7 +4,7 @@
  * with its functions made static, so nothing clashes with other objects.
  */
 #define PEERS_API static __attribute__((unused))
-#include "../../plugin/peers.c"
+#include "plugin/peers.c"
 
 #include <setjmp.h>
 #include <stdarg.h>

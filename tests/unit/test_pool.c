@@ -9,7 +9,7 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
-#include "pool.h"
+#include "pptpd/pool.h"
 
 static const char *
 ip(struct in_addr a)

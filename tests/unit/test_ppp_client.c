@@ -22,9 +22,9 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/md5.h>
 
-#include "mppe.h"
-#include "mschap.h"
-#include "ppp.h"
+#include "client/mppe.h"
+#include "client/mschap.h"
+#include "client/ppp.h"
 
 static const uint8_t AUTH_CHAL[16] = { 0x5B, 0x5D, 0x7C, 0x7D, 0x7B, 0x3F,
     0x2F, 0x3E, 0x3C, 0x2C, 0x60, 0x21, 0x32, 0x26, 0x26, 0x28 };

@@ -5,7 +5,7 @@
  * even if pptpd's own objects also contain report.o.
  */
 #define REPORT_API static __attribute__((unused))
-#include "../../plugin/report.c"
+#include "plugin/report.c"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "seq.h"
+#include "gre/seq.h"
 
 /* Start points: ordinary, and just before the wrap. */
 static const uint32_t bases[] = { 0, 1, 1000, 0xffffffffu, 0xfffffff0u,
