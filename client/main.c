@@ -44,6 +44,8 @@ struct opts {
 	unsigned max_setup;     /* 0: no limit on sessions in setup at once */
 	const char *user, *password, *users_file;
 	const char *profile, *mppe;
+	/* --renegotiate WHEN and who to be after it */
+	const char *renego, *renego_user, *renego_password, *renego_mppe;
 	int stateful;
 	struct stream_spec spec[STREAMS_MAX];
 	unsigned nspecs;
@@ -78,6 +80,8 @@ static void usage(FILE *f)
 "         [--max-setup N]\n"
 "         (--user U --password P | --users FILE) [--profile windows|linux]\n"
 "         [--mppe 128|40|any|none] [--stateful] [--auth mschapv2|chap|pap]\n"
+"         [--renegotiate auth|up [--renegotiate-user U]\n"
+"          [--renegotiate-password P] [--renegotiate-mppe 128|40|any|none]]\n"
 "         [--stream SIZE,RATE,DURATION,up|down|echo]... [--target IP:PORT]\n"
 "         [--deadline S] [--setup-timeout S] [--hold S] [--json FILE]\n"
 "         [--tun [NAME]] [--progress]\n");
@@ -140,7 +144,8 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 	enum { O_SERVER = 256, O_SOURCE, O_SESSIONS, O_RATE, O_USER, O_PASS,
 		O_USERS, O_PROFILE, O_MPPE, O_STATEFUL, O_STREAM, O_TARGET,
 		O_DEADLINE, O_SETUP, O_HOLD, O_JSON, O_TUN, O_PROGRESS, O_AUTH,
-		O_MAX_SETUP, O_HELP };
+		O_MAX_SETUP, O_RENEGO, O_RENEGO_USER, O_RENEGO_PASS,
+		O_RENEGO_MPPE, O_HELP };
 	static const struct option lo[] = {
 		{ "server", required_argument, NULL, O_SERVER },
 		{ "source", required_argument, NULL, O_SOURCE },
@@ -162,6 +167,11 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		{ "tun", optional_argument, NULL, O_TUN },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "auth", required_argument, NULL, O_AUTH },
+		{ "renegotiate", required_argument, NULL, O_RENEGO },
+		{ "renegotiate-user", required_argument, NULL, O_RENEGO_USER },
+		{ "renegotiate-password", required_argument, NULL,
+		    O_RENEGO_PASS },
+		{ "renegotiate-mppe", required_argument, NULL, O_RENEGO_MPPE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -214,6 +224,10 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		case O_TUN: o->tun = optarg ? optarg : "pptpload0"; break;
 		case O_PROGRESS: o->progress = 1; break;
 		case O_AUTH: o->auth = optarg; break;
+		case O_RENEGO: o->renego = optarg; break;
+		case O_RENEGO_USER: o->renego_user = optarg; break;
+		case O_RENEGO_PASS: o->renego_password = optarg; break;
+		case O_RENEGO_MPPE: o->renego_mppe = optarg; break;
 		case O_HELP: usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -230,6 +244,15 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		die("give --user and --password, or --users FILE", NULL);
 	if (strcmp(o->profile, "windows") && strcmp(o->profile, "linux"))
 		die("--profile is windows or linux", o->profile);
+	if (o->renego && strcmp(o->renego, "auth") && strcmp(o->renego, "up"))
+		die("--renegotiate is auth or up", o->renego);
+	if (!o->renego && (o->renego_user || o->renego_password ||
+	    o->renego_mppe))
+		die("--renegotiate-user, -password and -mppe need --renegotiate",
+		    NULL);
+	if (!o->renego_user != !o->renego_password)
+		die("give --renegotiate-user and --renegotiate-password together",
+		    NULL);
 }
 
 static void read_users(struct run *r)
@@ -274,6 +297,20 @@ static void read_users(struct run *r)
 		die("no users in", r->o.users_file);
 }
 
+static enum ppp_mppe parse_mppe(const char *s, const char *why)
+{
+	if (strcmp(s, "128") == 0)
+		return PPP_MPPE_128;
+	if (strcmp(s, "40") == 0)
+		return PPP_MPPE_40;
+	if (strcmp(s, "any") == 0)
+		return PPP_MPPE_ANY;
+	if (strcmp(s, "none") == 0)
+		return PPP_MPPE_NONE;
+	die(why, s);
+	return PPP_MPPE_NONE;
+}
+
 static void ppp_config_from(struct run *r, struct ppp_config *p)
 {
 	int win = strcmp(r->o.profile, "windows") == 0;
@@ -287,18 +324,18 @@ static void ppp_config_from(struct run *r, struct ppp_config *p)
 		p->auth = PPP_AUTH_PAP;
 	else
 		die("--auth is mschapv2, chap or pap", r->o.auth);
-	if (strcmp(r->o.mppe, "128") == 0)
-		p->mppe = PPP_MPPE_128;
-	else if (strcmp(r->o.mppe, "40") == 0)
-		p->mppe = PPP_MPPE_40;
-	else if (strcmp(r->o.mppe, "any") == 0)
-		p->mppe = PPP_MPPE_ANY;
-	else if (strcmp(r->o.mppe, "none") == 0)
-		p->mppe = PPP_MPPE_NONE;
-	else
-		die("--mppe is 128, 40, any or none", r->o.mppe);
+	p->mppe = parse_mppe(r->o.mppe, "--mppe is 128, 40, any or none");
 	p->mppe_stateful = r->o.stateful;
 	p->mppe_required = p->mppe != PPP_MPPE_NONE;
+	if (r->o.renego) {
+		p->renego = strcmp(r->o.renego, "auth") == 0 ?
+		    PPP_RENEGO_AUTH : PPP_RENEGO_UP;
+		p->renego_user = r->o.renego_user;
+		p->renego_password = r->o.renego_password;
+		p->renego_mppe = r->o.renego_mppe ? parse_mppe(r->o.renego_mppe,
+		    "--renegotiate-mppe is 128, 40, any or none") : p->mppe;
+		p->renego_mppe_required = p->renego_mppe != PPP_MPPE_NONE;
+	}
 	/* Windows: MRU 1400, CBCP and Identification, DNS/WINS, IPV6CP;
 	 * pppd under pptp-linux: its default MRU and none of those */
 	p->mru = win ? 1400 : 1500;

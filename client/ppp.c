@@ -49,10 +49,16 @@ struct ppp {
 	uint8_t depth;               /* nesting of public calls */
 	uint8_t up_sent, down_pending, down_sent;
 	uint8_t use_ccp, ccp_done, ipcp_started;
+	uint8_t renego_done;         /* cfg.renego happened (once) */
+	uint8_t renego_switch;       /* the next authentication is as
+	                                cfg.renego_user, with renego_mppe */
+	unsigned auths;              /* authentications that succeeded */
+	size_t strings_len;
 	/* the text of the server's first LCP Terminate-Request (pppd puts
 	 * its reason there: "MPPE required but peer negotiation failed") */
 	char peer_msg[PPP_PEER_MSG_MAX];
-	char strings[];              /* user NUL password NUL */
+	char strings[];              /* user, password, renego_user,
+	                                renego_password: each NUL-ended */
 };
 
 const char *ppp_reason_str(enum ppp_reason r)
@@ -131,6 +137,8 @@ static void ppp_fail(struct ppp *p, enum ppp_reason reason)
 	p->down_pending = 1;
 }
 
+static void renegotiate(struct ppp *p);
+
 static void check_up(struct ppp *p)
 {
 	if (p->up_sent || p->phase != PHASE_NETWORK ||
@@ -138,6 +146,10 @@ static void check_up(struct ppp *p)
 		return;
 	if (p->use_ccp && !p->mppe && !p->ccp_done)
 		return;
+	if (p->cfg.renego == PPP_RENEGO_UP && !p->renego_done) {
+		renegotiate(p);
+		return;
+	}
 	p->facts.local = p->ipcp.local;
 	p->facts.peer = p->ipcp.peer;
 	memcpy(p->facts.dns, p->ipcp.dns, sizeof(p->facts.dns));
@@ -239,6 +251,61 @@ static void lcp_opened(struct ppp *p)
 		network_start(p);
 }
 
+static void layer_event(void *owner, uint16_t proto, enum fsm_event ev);
+
+/* CCP, IPCP and IPV6CP from scratch (Initial, nothing agreed), for the
+ * CCP choice in cfg. */
+static void ncps_init(struct ppp *p, const uint8_t *iid)
+{
+	ccp_init(&p->ccp, p->cfg.mppe == PPP_MPPE_40 ? 40 :
+	    p->cfg.mppe == PPP_MPPE_128 ? 128 : 0, p->cfg.mppe_stateful,
+	    ppp_send, layer_event, p);
+	ipcp_init(&p->ipcp, p->cfg.want_dns,
+	    p->cfg.want_dns && p->cfg.windows, ppp_send, layer_event, p);
+	ipv6cp_init(&p->ipv6cp, iid, ppp_send, layer_event, p);
+}
+
+/* LCP left Opened for a renegotiation: as pppd's link_down, everything
+ * above LCP ends (the NCPs, MPPE and its keys, the authentication), the
+ * link is not up until IPCP opens again, and the next authentication is
+ * a new one, as the renegotiation's identity if it is ours. */
+static void link_reset(struct ppp *p)
+{
+	const char *user = p->cfg.user, *password = p->cfg.password;
+	uint8_t iid[IPV6CP_IID_LEN];
+
+	p->stats.renegotiations++;
+	step(p, "renegotiate");
+	if (p->renego_switch) {
+		p->renego_switch = 0;
+		p->cfg.user = user = p->cfg.renego_user;
+		p->cfg.password = password = p->cfg.renego_password;
+		p->cfg.mppe = p->cfg.renego_mppe;
+		p->cfg.mppe_required = p->cfg.renego_mppe_required;
+	}
+	OPENSSL_cleanse(&p->auth, sizeof(p->auth));
+	auth_init(&p->auth, user, password, ppp_send, p->cfg.random, p);
+	mppe_free(p->mppe);
+	p->mppe = NULL;
+	memcpy(iid, p->ipv6cp.iid, sizeof(iid));
+	ncps_init(p, iid);
+	memset(&p->facts, 0, sizeof(p->facts));
+	p->use_ccp = p->ccp_done = p->ipcp_started = 0;
+	p->up_sent = 0;
+	p->phase = PHASE_ESTABLISH;
+}
+
+/* Our own renegotiation (cfg.renego): RFC 1661's restart option, Down
+ * then Up on an open LCP, sends a new Configure-Request; the Down is
+ * This-Layer-Down, which resets the link above LCP (link_reset). */
+static void renegotiate(struct ppp *p)
+{
+	p->renego_done = 1;
+	p->renego_switch = 1;
+	fsm_down(&p->lcp.fsm);
+	fsm_up(&p->lcp.fsm, p->now);
+}
+
 static void layer_event(void *owner, uint16_t proto, enum fsm_event ev)
 {
 	struct ppp *p = owner;
@@ -255,8 +322,9 @@ static void layer_event(void *owner, uint16_t proto, enum fsm_event ev)
 			p->phase = PHASE_DEAD;
 			p->down_pending = 1;
 		} else if (ev == FSM_EV_DOWN && p->phase != PHASE_DEAD)
-			/* The server renegotiates LCP: we do not follow. */
-			ppp_fail(p, PPP_REASON_LCP_REJECTED);
+			/* A Configure-Request on the open link (the server's,
+			 * or ours from renegotiate()): back to Establish. */
+			link_reset(p);
 		else if (ev == FSM_EV_FINISHED)
 			ppp_fail(p, PPP_REASON_LCP_TIMEOUT);
 		break;
@@ -286,7 +354,8 @@ struct ppp *ppp_new(const struct ppp_config *cfg, const struct ppp_ops *ops,
 {
 	struct lcp_want w = { 0 };
 	uint8_t iid[IPV6CP_IID_LEN], magic[4];
-	size_t ul, pl;
+	const char *ru, *rp;
+	size_t ul, pl, rul, rpl;
 	struct ppp *p;
 
 	if (cfg == NULL || ops == NULL || ops->output == NULL ||
@@ -294,17 +363,24 @@ struct ppp *ppp_new(const struct ppp_config *cfg, const struct ppp_ops *ops,
 	    cfg->user == NULL || cfg->password == NULL ||
 	    (cfg->mru != 0 && (cfg->mru < 64 || cfg->mru > PPP_MTU_MAX)))
 		return NULL;
+	/* the renegotiation's identity is the first one unless given */
+	ru = cfg->renego_user ? cfg->renego_user : cfg->user;
+	rp = cfg->renego_password ? cfg->renego_password : cfg->password;
 	ul = strlen(cfg->user);
 	pl = strlen(cfg->password);
-	if ((p = calloc(1, sizeof(*p) + ul + pl + 2)) == NULL)
+	rul = strlen(ru);
+	rpl = strlen(rp);
+	if ((p = calloc(1, sizeof(*p) + ul + pl + rul + rpl + 4)) == NULL)
 		return NULL;
 	p->ops = ops;
 	p->arg = arg;
 	p->cfg = *cfg;
-	memcpy(p->strings, cfg->user, ul + 1);
-	memcpy(p->strings + ul + 1, cfg->password, pl + 1);
-	p->cfg.user = p->strings;
-	p->cfg.password = p->strings + ul + 1;
+	p->strings_len = ul + pl + rul + rpl + 4;
+	p->cfg.user = memcpy(p->strings, cfg->user, ul + 1);
+	p->cfg.password = memcpy(p->strings + ul + 1, cfg->password, pl + 1);
+	p->cfg.renego_user = memcpy(p->strings + ul + pl + 2, ru, rul + 1);
+	p->cfg.renego_password = memcpy(p->strings + ul + pl + rul + 3, rp,
+	    rpl + 1);
 	if (p->cfg.random == NULL)
 		p->cfg.random = random_default;
 	p->cfg.random(magic, sizeof(magic));
@@ -320,26 +396,17 @@ struct ppp *ppp_new(const struct ppp_config *cfg, const struct ppp_ops *ops,
 	lcp_init(&p->lcp, &w, ppp_send, layer_event, p);
 	auth_init(&p->auth, p->cfg.user, p->cfg.password, ppp_send,
 	    p->cfg.random, p);
-	ccp_init(&p->ccp, cfg->mppe == PPP_MPPE_40 ? 40 :
-	    cfg->mppe == PPP_MPPE_128 ? 128 : 0, cfg->mppe_stateful,
-	    ppp_send, layer_event, p);
-	ipcp_init(&p->ipcp, cfg->want_dns, cfg->want_dns && cfg->windows,
-	    ppp_send, layer_event, p);
-	ipv6cp_init(&p->ipv6cp, iid, ppp_send, layer_event, p);
+	ncps_init(p, iid);
 	p->phase = PHASE_ESTABLISH;
 	return p;
 }
 
 void ppp_free(struct ppp *p)
 {
-	size_t n;
-
 	if (p == NULL)
 		return;
 	mppe_free(p->mppe);
-	n = strlen(p->strings);
-	n += strlen(p->strings + n + 1) + 2;
-	OPENSSL_cleanse(p->strings, n);
+	OPENSSL_cleanse(p->strings, p->strings_len);
 	OPENSSL_cleanse(&p->auth, sizeof(p->auth));
 	free(p);
 }
@@ -455,8 +522,11 @@ static void input_auth(struct ppp *p, uint16_t proto, const uint8_t *d,
 		return;
 	}
 	if (r == AUTH_OK && p->phase == PHASE_AUTH) {
-		step(p, "auth");
-		network_start(p);
+		step(p, p->auths++ ? "reauth" : "auth");
+		if (p->cfg.renego == PPP_RENEGO_AUTH && !p->renego_done)
+			renegotiate(p);
+		else
+			network_start(p);
 	} else if (r == AUTH_FAIL)
 		ppp_fail(p, PPP_REASON_AUTH_FAILED);
 	else if (r == AUTH_BAD)
@@ -663,8 +733,5 @@ void ppp_get_stats(const struct ppp *p, struct ppp_stats *st)
 
 size_t ppp_memory(const struct ppp *p)
 {
-	size_t n = strlen(p->strings);
-
-	n += strlen(p->strings + n + 1) + 2;
-	return sizeof(*p) + n + (p->mppe ? mppe_size() : 0);
+	return sizeof(*p) + p->strings_len + (p->mppe ? mppe_size() : 0);
 }

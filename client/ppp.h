@@ -26,6 +26,16 @@ enum ppp_mppe {
 	PPP_MPPE_40,
 	PPP_MPPE_ANY,        /* offer 40 and 128, take what the server picks */
 };
+/* When the client renegotiates LCP of its own: a Configure-Request on an
+ * open link takes it back to the Establish phase (RFC 1661 section 4.3,
+ * event RCR in state Opened), and the server authenticates again. */
+enum ppp_renego {
+	PPP_RENEGO_NONE,
+	PPP_RENEGO_AUTH,     /* as soon as the first authentication
+	                        succeeds: before any CCP or IPCP */
+	PPP_RENEGO_UP,       /* when IPCP (and CCP) first open, before
+	                        ops->up */
+};
 
 struct ppp_config {
 	const char *user;
@@ -40,6 +50,13 @@ struct ppp_config {
 	                            "MSRASV5.20", IPCP DNS/WINS, IPV6CP */
 	int want_dns;            /* ask for DNS (and WINS when windows) */
 	int ipv6cp;              /* run IPV6CP */
+	/* One LCP renegotiation of our own, and who the client is after it:
+	 * renego_user/renego_password (NULL: the same identity), and the
+	 * CCP choice then (renego_mppe, renego_mppe_required). */
+	enum ppp_renego renego;
+	const char *renego_user, *renego_password;
+	enum ppp_mppe renego_mppe;
+	int renego_mppe_required;
 	/* Optional: where the magic number, MS-CHAPv2 peer challenge and
 	 * IPV6CP identifier come from (tests fix them); NULL: OpenSSL's
 	 * RAND_bytes(). */
@@ -77,14 +94,18 @@ struct ppp_ops {
 	 * and control field 0xFF 0x03 included unless ACFC was agreed (as the
 	 * PPTP client sends them). Valid only during the call. */
 	void (*output)(void *arg, const uint8_t *frame, size_t len);
-	/* IPCP (and CCP, when MPPE is wanted) are open: data may flow. */
+	/* IPCP (and CCP, when MPPE is wanted) are open: data may flow. After
+	 * an LCP renegotiation (either side's) the link is down until this
+	 * comes again. */
 	void (*up)(void *arg, const struct ppp_facts *facts);
 	/* An IPv4 datagram arrived (decrypted). Valid only during the call. */
 	void (*ip_input)(void *arg, const uint8_t *ip, size_t len);
 	/* The link is down for `reason`; the object may be freed after. */
 	void (*down)(void *arg, enum ppp_reason reason);
 	/* Optional: a step of setup completed ("lcp", "auth", "ccp", "ipcp",
-	 * "ipv6cp"), for the per-step report of the e2e test. */
+	 * "ipv6cp"; "renegotiate" when LCP goes back to Establish on an open
+	 * link, "reauth" for every authentication after the first), for the
+	 * per-step report of the e2e test. */
 	void (*step)(void *arg, const char *step);
 };
 
@@ -116,6 +137,7 @@ struct ppp_stats {
 	uint64_t bad_frames;     /* unparseable or unknown protocol */
 	uint64_t mppe_resyncs;   /* flushed-bit / coherency-count resyncs */
 	uint64_t mppe_dropped;   /* datagrams lost to MPPE (stateful loss) */
+	uint64_t renegotiations; /* LCP renegotiations, ours and the server's */
 };
 void ppp_get_stats(const struct ppp *ppp, struct ppp_stats *st);
 

@@ -19,7 +19,7 @@
 #define GRE_FIRST_SEQ_LINUX   1
 
 static const char *const steps[SESSION_STEPS] = {
-	"lcp", "auth", "ccp", "ipcp", "ipv6cp" };
+	"lcp", "auth", "ccp", "ipcp", "ipv6cp", "renegotiate", "reauth" };
 
 const char *session_step_name(unsigned i)
 {

@@ -65,6 +65,9 @@ struct session_env {
 #define SESSION_SPORT_BASE 40000
 /* How long a teardown may take before the session is simply dropped. */
 #define SESSION_CLOSE_MS   4000
+/* The steps timed per session: lcp, auth, ccp, ipcp, ipv6cp, and after an
+ * LCP renegotiation renegotiate and reauth (session_step_name()). */
+#define SESSION_STEPS      7
 
 struct session {
 	int kind;                    /* EPK_SESSION */
@@ -86,7 +89,7 @@ struct session {
 	struct ppp_facts facts;
 	struct timer timer;
 	uint64_t t_start_ns, t_up_ns, t_end_ns;
-	uint64_t t_step_ns[5];       /* lcp, auth, ccp, ipcp, ipv6cp */
+	uint64_t t_step_ns[SESSION_STEPS];   /* session_step_name() */
 	uint64_t close_by;           /* teardown deadline (ms), 0: none */
 	uint64_t setup_by;
 	uint64_t ctrl_next, ppp_next, gre_next;
@@ -117,6 +120,5 @@ int session_streams_done(const struct session *s);
 const char *session_reason_str(const struct session *s, char *buf,
     size_t len);
 const char *session_step_name(unsigned i);
-#define SESSION_STEPS 5
 
 #endif

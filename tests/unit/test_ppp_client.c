@@ -88,7 +88,15 @@ struct srv {
 	uint8_t last_ip[1600];
 	size_t last_ip_len;
 	int ip_rx;
+	/* LCP renegotiations (a Configure-Request on its open LCP, or its
+	 * own srv_renegotiate()), CCP Configure-Requests received, and the
+	 * names of the MS-CHAPv2 responses in order */
+	int lcp_renegs, ccp_reqs, nnames;
+	char names[4][16];
 };
+/* The second identity of the renegotiation tests. */
+#define USER2 "alice"
+#define PASS2 "alicePass"
 
 static struct queue c2s, s2c;
 static struct srv S;
@@ -224,7 +232,7 @@ static void srv_net_start(void)
 
 static void srv_chap(const uint8_t *d, size_t len)
 {
-	char msg[128];
+	char msg[128], name[16];
 
 	if (d[0] != 2)
 		return;
@@ -234,14 +242,21 @@ static void srv_chap(const uint8_t *d, size_t len)
 		memcpy(S.peer_chal, d + 5, 16);
 		memcpy(S.nt, d + 5 + 24, 24);
 		assert_memory_equal(d + 5 + 24 + 24, "\0", 1);   /* flags */
-		assert_memory_equal(d + 5 + 49, "User", len - 5 - 49);
+		assert_true(len - 5 - 49 < sizeof(name));
+		memcpy(name, d + 5 + 49, len - 5 - 49);
+		name[len - 5 - 49] = '\0';
+		if (S.nnames < 4)
+			strcpy(S.names[S.nnames++], name);
+		/* the vectors' user, or the renegotiation tests' second */
+		assert_true(strcmp(name, "User") == 0 ||
+		    strcmp(name, USER2) == 0);
 		if (S.fail_auth) {
 			snprintf(msg, sizeof(msg), "E=691 R=0 C=%032d V=3 M=no", 0);
 			srv_send(P_CHAP, 4, d[1], (uint8_t *)msg, strlen(msg));
 			return;
 		}
-		mschap_auth_response("clientPass", S.nt, S.peer_chal,
-		    AUTH_CHAL, "User", msg);
+		mschap_auth_response(strcmp(name, USER2) == 0 ? PASS2 :
+		    "clientPass", S.nt, S.peer_chal, AUTH_CHAL, name, msg);
 		if (S.bad_authresp)
 			msg[5] = msg[5] == '0' ? '1' : '0';
 		strcat(msg, " M=Access granted");
@@ -279,6 +294,25 @@ static void srv_maybe_auth(void)
 	srv_send(P_CHAP, 1, S.chap_id, ch, sizeof(ch));
 }
 
+/* As pppd's link_down when LCP leaves Opened: everything above LCP ends
+ * and LCP negotiates again. */
+static void srv_link_down(void)
+{
+	S.lcp_renegs++;
+	S.lcp_req_sent = S.lcp_acked = S.lcp_ack_sent = S.auth_sent = 0;
+	S.net = S.ccp_acked = S.ccp_ack_sent = S.ccp_up = 0;
+	S.ipcp_req_sent = S.ipcp_acked = S.ipv6cp_acked = 0;
+	mppe_free(S.mppe);
+	S.mppe = NULL;
+}
+
+/* The server renegotiates: a Configure-Request on its open LCP. */
+static void srv_renegotiate(void)
+{
+	srv_link_down();
+	srv_lcp_req();
+}
+
 static void srv_lcp(const uint8_t *d, size_t len)
 {
 	const uint8_t *o = d + 4, *cb;
@@ -286,6 +320,10 @@ static void srv_lcp(const uint8_t *d, size_t len)
 
 	switch (d[0]) {
 	case 1:
+		/* RCR in Opened (RFC 1661 4.3): This-Layer-Down, then a
+		 * request of its own and the answer */
+		if (S.lcp_acked && S.lcp_ack_sent)
+			srv_link_down();
 		if (!S.lcp_req_sent)
 			srv_lcp_req();
 		cb = find_opt(o, olen, 13);
@@ -356,6 +394,7 @@ static void srv_ccp(const uint8_t *d, size_t len)
 
 	switch (d[0]) {
 	case 1:
+		S.ccp_reqs++;
 		if (S.ccp_bits == 0) {
 			srv_send(P_CCP, 4, d[1], o, len - 4);
 			return;
@@ -978,6 +1017,151 @@ static void test_garbage_never_fatal(void **state)
 	sink_output = 0;
 }
 
+/* One datagram each way through the up link (encrypted when MPPE is up):
+ * both arrive whole. */
+static void ip_both_ways(uint8_t tag)
+{
+	uint8_t ip[60];
+	int srv_rx = S.ip_rx, cli_rx = rx_ip_count;
+
+	ip_packet(ip, sizeof(ip), tag);
+	assert_int_equal(ppp_send_ip(C, ip, sizeof(ip)), 0);
+	pump();
+	assert_int_equal(S.ip_rx, srv_rx + 1);
+	assert_memory_equal(S.last_ip, ip, sizeof(ip));
+	srv_send_ip(ip, sizeof(ip), 1);
+	pump();
+	assert_int_equal(rx_ip_count, cli_rx + 1);
+	assert_memory_equal(rx_ip, ip, sizeof(ip));
+}
+
+/* After one LCP renegotiation the link is up (the ups-th time, with
+ * `bits` of MPPE) and carries IP both ways. */
+static void assert_up_again(int ups, int bits, uint8_t tag)
+{
+	struct ppp_stats st;
+
+	assert_int_equal(down_count, 0);
+	assert_int_equal(up_count, ups);
+	assert_int_equal(facts.mppe_bits, bits);
+	ip_both_ways(tag);
+	ppp_get_stats(C, &st);
+	assert_int_equal(st.renegotiations, 1);
+}
+
+/* A Windows-profile session up, with the retries it needs. */
+static void start_up(const struct ppp_config *c)
+{
+	start(c);
+	advance(4000);
+	assert_int_equal(up_count, 1);
+}
+
+/* pptp-load --renegotiate auth --renegotiate-user alice
+ * --renegotiate-mppe none: right after the first authentication, before
+ * any CCP, a new LCP Configure-Request; the server takes LCP down and up,
+ * the client authenticates again as the second identity and then refuses
+ * CCP (Protocol-Reject); IP comes up in clear. */
+static void test_renegotiate_at_auth_as_second_identity(void **state)
+{
+	struct ppp_config c = cfg_windows();
+
+	(void)state;
+	c.renego = PPP_RENEGO_AUTH;
+	c.renego_user = USER2;
+	c.renego_password = PASS2;
+	c.renego_mppe = PPP_MPPE_NONE;
+	c.renego_mppe_required = 0;
+	start(&c);
+	advance(4000);    /* IPCP's retry after the server's Terminate-Ack */
+	assert_int_equal(S.lcp_renegs, 1);
+	assert_int_equal(S.nnames, 2);
+	assert_string_equal(S.names[0], "User");
+	assert_string_equal(S.names[1], USER2);
+	assert_non_null(strstr(steps, "lcp auth renegotiate lcp reauth "));
+	assert_int_equal(S.ccp_reqs, 0);
+	assert_int_equal(S.protrej_proto, P_CCP);
+	assert_up_again(1, 0, 5);
+}
+
+/* --renegotiate up with the same identity: the first IPCP/CCP opening is
+ * not reported; after the renegotiation MPPE runs on the second
+ * authentication's keys and the session comes up once. */
+static void test_renegotiate_at_up_same_identity(void **state)
+{
+	struct ppp_config c = cfg_windows();
+
+	(void)state;
+	c.renego = PPP_RENEGO_UP;
+	c.renego_mppe = PPP_MPPE_128;
+	c.renego_mppe_required = 1;
+	start(&c);
+	advance(4000);
+	assert_int_equal(S.lcp_renegs, 1);
+	assert_int_equal(S.nnames, 2);
+	assert_string_equal(S.names[1], "User");
+	assert_non_null(strstr(steps, "ipcp renegotiate lcp reauth "));
+	assert_up_again(1, 128, 6);
+}
+
+/* The second identity must hold MPPE when renegotiate-mppe requires it:
+ * a server that rejects CCP then ends the session as ccp-failed. */
+static void test_renegotiate_mppe_required_after(void **state)
+{
+	struct ppp_config c = cfg_windows();
+
+	(void)state;
+	c.mppe = PPP_MPPE_NONE;
+	c.mppe_required = 0;
+	c.renego = PPP_RENEGO_AUTH;
+	c.renego_user = USER2;
+	c.renego_password = PASS2;
+	c.renego_mppe = PPP_MPPE_128;
+	c.renego_mppe_required = 1;
+	S.ccp_bits = 0;
+	start(&c);
+	advance(4000);
+	assert_int_equal(S.lcp_renegs, 1);
+	assert_true(S.ccp_reqs >= 1);   /* MPPE asked for after, not before */
+	assert_int_equal(up_count, 0);
+	assert_int_equal(down_count, 1);
+	assert_int_equal(down_reason, PPP_REASON_CCP_FAILED);
+}
+
+/* The server renegotiates LCP on an up session: the client follows (it
+ * used to end the session as lcp-rejected), authenticates again, and the
+ * link comes up a second time with fresh MPPE keys. */
+static void test_server_renegotiation_followed(void **state)
+{
+	struct ppp_config c = cfg_windows();
+
+	(void)state;
+	start_up(&c);
+	srv_renegotiate();
+	pump();
+	advance(4000);
+	assert_int_equal(S.nnames, 2);
+	assert_up_again(2, 128, 7);
+}
+
+/* While the link is back in Establish, no datagram goes out. */
+static void test_no_ip_while_renegotiating(void **state)
+{
+	struct ppp_config c = cfg_windows();
+	uint8_t ip[60];
+
+	(void)state;
+	start_up(&c);
+	srv_renegotiate();
+	S.silent = 1;       /* the server's answers never come */
+	pump();
+	assert_non_null(strstr(steps, "renegotiate "));
+	ip_packet(ip, sizeof(ip), 8);
+	assert_int_equal(ppp_mtu(C), 0);
+	assert_int_equal(ppp_send_ip(C, ip, sizeof(ip)), -1);
+	assert_int_equal(down_count, 0);
+}
+
 static void test_config_checked(void **state)
 {
 	struct ppp_config c = cfg_windows();
@@ -1007,6 +1191,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_auth_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_echo_and_protrej, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_never_fatal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_renegotiate_at_auth_as_second_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_renegotiate_at_up_same_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_renegotiate_mppe_required_after, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_server_renegotiation_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_ip_while_renegotiating, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_checked, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
