@@ -123,6 +123,7 @@ unit: unit-bin
 	python3 regress/test_releases.py
 	python3 regress/test_spec.py
 	python3 regress/test_baseline.py
+	python3 regress/test_expect.py
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
 
