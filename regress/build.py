@@ -33,7 +33,8 @@ an option only where a KEY= follows it, so "feature+x" is a ref, and so is
 the value of cflags up to the next "+KEY=".
 
 Each ref's tree is exported with `git archive` into regress/build/<key>/
-(<key> = commit, plus a hash of the make variables when there are any) and
+(<key> = the commit's tree, so that commits with the same files share a
+build, plus a hash of the make variables when there are any) and
 built there with `make pptpd/pptpd` (and `make plugin` where the ref has
 plugin/, the pppd plugin its pptpd.conf then names); the user's tree, index and worktree
 list are never touched. A finished build leaves `.regress-ok`, so the next
@@ -285,7 +286,11 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2, root=None,
     if plant:
         with open(plant, "rb") as f:
             diff = f.read()
-    key = sha[:12]
+    # Keyed by the commit's tree, not the commit: commits with the same
+    # files (an empty commit, a revert back to a known tree) share one
+    # build, which regress/bisect's scratch history relies on.
+    tree = git(repo, "rev-parse", sha + "^{tree}")
+    key = tree[:12]
     if mv or plant:
         key += "-" + hashlib.sha1(repr(sorted(mv.items())).encode() +
                                   diff).hexdigest()[:8]
@@ -296,7 +301,7 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2, root=None,
     binary = os.path.join(d, "pptpd", "pptpd")
     margs = ["%s=%s" % kv for kv in sorted(mv.items())]
     logf = os.path.join(build_root, key + ".log")
-    stamp = "recipe %d %s %s\n" % (RECIPE, sha, " ".join(margs))
+    stamp = "recipe %d %s %s\n" % (RECIPE, tree, " ".join(margs))
     if plant:
         stamp = stamp[:-1] + " plant %s\n" % hashlib.sha1(diff).hexdigest()
     if os.access(binary, os.X_OK) and _read(ok) == stamp:

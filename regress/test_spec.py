@@ -93,7 +93,9 @@ class BuildOne(unittest.TestCase):
             subprocess.run(["git", "-C", self.repo] + args, env=GIT_ENV,
                            check=True)
         self.sha = build.git(self.repo, "rev-parse", "HEAD")
-        d = os.path.join(self.root, self.sha[:12])
+        # Builds are cached by the commit's tree (build.py).
+        self.tree = build.git(self.repo, "rev-parse", "HEAD^{tree}")
+        d = os.path.join(self.root, self.tree[:12])
         os.makedirs(os.path.join(d, "pptpd"))
         os.makedirs(os.path.join(d, "plugin"))
         binary = os.path.join(d, "pptpd", "pptpd")
@@ -102,7 +104,7 @@ class BuildOne(unittest.TestCase):
         os.chmod(binary, 0o755)
         open(os.path.join(d, "plugin", "pptpd-policy.so"), "w").close()
         with open(os.path.join(d, ".regress-ok"), "w") as f:
-            f.write("recipe %d %s \n" % (build.RECIPE, self.sha))
+            f.write("recipe %d %s \n" % (build.RECIPE, self.tree))
         self.dir = d
 
     def tearDown(self):
@@ -123,6 +125,16 @@ class BuildOne(unittest.TestCase):
         self.assertEqual(kern["conf"], ["plugin " + so, "datapath kernel"])
         text = measure.merge_conf(BASE_CONF, kern["conf"])
         self.assertIn("\ndatapath kernel\n", text)
+
+    def test_a_commit_with_the_same_files_shares_the_build(self):
+        subprocess.run(["git", "-C", self.repo, "commit", "-q",
+                        "--allow-empty", "-m", "two"], env=GIT_ENV,
+                       check=True)
+        two = self.plan("HEAD")
+        one = self.plan("HEAD~1")
+        self.assertNotEqual(two["commit"], one["commit"])
+        self.assertEqual(two["build"], one["build"])
+        self.assertEqual(two["server"], one["server"])
 
     def test_poptop_takes_conf_lines_not_build_options(self):
         # Debian's pptpd is in scripts/packages.txt: build_one needs it
