@@ -48,7 +48,7 @@ PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:.c=)
 
-.PHONY: all clean install check unit unit-bin e2e demo plugin regress fuzz bench deps valgrind releases bench-scale FORCE
+.PHONY: all clean install check unit unit-bin e2e demo plugin regress regress-bisect fuzz bench deps valgrind releases bench-scale FORCE
 all: pptpd/pptpd ctl/pptpctl plugin
 
 # Objects depend on the flags they were built with: switching SANITIZE=1 or
@@ -205,6 +205,11 @@ deps:
 # make regress VERSION=v0.1.0,HEAD [QUICK=1] [ROUNDS=n] [THRESHOLD=pct]
 regress: deps
 	regress/regress "$(VERSION)"
+
+# The first commit between GOOD and BAD that regressed (regress/bisect;
+# STREAMS=, METRIC= narrow it, QUICK=1 and the rest as for regress).
+regress-bisect: deps
+	regress/bisect "$(GOOD)" "$(BAD)"
 
 # The releases and their commits, with or without tags (regress/releases.py).
 releases:
