@@ -30,7 +30,8 @@ ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -I. -DCONF_DEFAULT_P
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 # The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c);
 # MD5 and HMAC-MD5 for RADIUS Disconnect-Requests (pptpd/radius.c).
-LIBS     := -lmicrohttpd -lsystemd -lcrypto
+# libbpf: the kernel path's GRE guard (pptpd/kguard.c).
+LIBS     := -lmicrohttpd -lsystemd -lcrypto -lbpf
 
 # common/: byte order, rate limiting, timer lists, string cleaning; used by
 # the engine, the daemon and the plugin alike, and depends on neither.
@@ -42,7 +43,8 @@ PPTPD_SRC := $(wildcard pptpd/*.c)
 # The report and peers parsers are shared with the plugin (pptpd checks the
 # peers file at startup); compiled apart so the plugin's -fPIC objects and
 # ours never get mixed up.
-PPTPD_OBJ := $(PPTPD_SRC:.c=.o) pptpd/report-parse.o pptpd/peers-parse.o
+PPTPD_OBJ := $(PPTPD_SRC:.c=.o) pptpd/report-parse.o pptpd/peers-parse.o \
+	pptpd/bpf/kguard-obj.o
 PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -72,6 +74,18 @@ pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
 
 %.o: %.c $(wildcard common/*.h gre/*.h pptpd/*.h) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The kernel path's GRE guard: its eBPF program (pptpd/bpf/kguard.c, with
+# the rules of pptpd/kguard-rule.h) built by clang for the BPF target, with
+# the kernel's UAPI headers of this machine's multiarch directory (asm/),
+# and embedded in pptpd by an assembler .incbin (pptpd/bpf/kguard-obj.S).
+BPF_CLANG  ?= clang
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror -I. \
+	-I/usr/include/$(shell gcc -print-multiarch 2>/dev/null)
+pptpd/bpf/kguard.bpf.o: pptpd/bpf/kguard.c pptpd/kguard-rule.h
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+pptpd/bpf/kguard-obj.o: pptpd/bpf/kguard-obj.S pptpd/bpf/kguard.bpf.o .build-flags
+	$(CC) -c -o $@ $<
 
 pptpd/report-parse.o: plugin/report.c plugin/report.h .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -258,5 +272,5 @@ install: all
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:
-	rm -f tests/fixtures/fixed-getrandom.so common/*.o common/libcommon.a gre/*.o gre/libgre.a pptpd/*.o pptpd/pptpd ctl/pptpctl $(UNIT_BIN) .build-flags
+	rm -f tests/fixtures/fixed-getrandom.so common/*.o common/libcommon.a gre/*.o gre/libgre.a pptpd/*.o pptpd/bpf/*.o pptpd/pptpd ctl/pptpctl $(UNIT_BIN) .build-flags
 	-$(MAKE) -C plugin clean
