@@ -32,6 +32,14 @@
  * linked with -Wl,-E, so the binary still exports it to plugins. */
 void continue_networks(int unit);
 
+/* The link's counters read from the unit now: 2.5's ppp_get_link_stats
+ * reads them itself. */
+static inline bool
+ppp_read_link_stats(ppp_link_stats_st *stats)
+{
+	return ppp_get_link_stats(stats);
+}
+
 #elif defined(VERSION)
 /* ---------------------------------------------------------------- 2.4 */
 #define PPPD_COMPAT_25 0
@@ -126,6 +134,17 @@ static inline int
 ppp_get_link_uptime(void)
 {
 	return (int)link_connect_time;
+}
+
+/* The link's counters read from the unit now: 2.4.9 reads it only in
+ * ipcp_down (update_link_stats), which a dying pppd never runs. Not valid
+ * unless this read succeeds. */
+static inline bool
+ppp_read_link_stats(ppp_link_stats_st *stats)
+{
+	link_stats_valid = 0;
+	update_link_stats(ifunit);
+	return ppp_get_link_stats(stats);
 }
 
 static inline void

@@ -742,11 +742,45 @@ ip_up_report(void)
 		prev_ip_up_hook();
 }
 
+/* The counters of a link whose IPCP is still up when pppd dies: die()
+ * runs cleanup(), whose disestablish_ppp closes the ppp unit, before the
+ * exit notifiers (2.4.9 and 2.5.2 alike), and ipcp_down never ran to read
+ * them, so on_exit_notify could only report zeros. They are read here,
+ * while the unit still exists. */
+static ppp_link_stats_st gone_stats;
+static int gone_stats_valid, gone_uptime;
+static void (*channel_disestablish)(int fd);
+
+static void
+disestablish_counted(int fd)
+{
+	if (up_reported && !down_reported) {
+		gone_stats_valid = ppp_read_link_stats(&gone_stats);
+		gone_uptime = ppp_get_link_uptime();
+	}
+	if (channel_disestablish)
+		channel_disestablish(fd);
+}
+
+/* By IP up the channel is pppd's for good (the tty's, or ours with
+ * pptpd-kernel): put disestablish_counted in front of its disestablish. */
+static void
+watch_disestablish(void)
+{
+	gone_stats_valid = 0;
+	if (the_channel == NULL ||
+	    the_channel->disestablish_ppp == disestablish_counted)
+		return;
+	channel_disestablish = the_channel->disestablish_ppp;
+	the_channel->disestablish_ppp = disestablish_counted;
+}
+
 static void
 on_ip_up(void *arg, int unused)
 {
 	(void)arg;
 	(void)unused;
+	watch_disestablish();
 	if (opt_logwtmp) {
 		logwtmp(ppp_ifname(), peer_name(), client);
 		wtmp_in = 1;
@@ -760,8 +794,17 @@ report_down(void)
 	char remote[INET_ADDRSTRLEN];
 	struct in_addr a;
 	ppp_link_stats_st st;
-	int valid = ppp_get_link_stats(&st);
+	int valid, uptime;
 
+	if (gone_stats_valid) {
+		/* pppd is dying: the unit is gone, its last counts were kept */
+		st = gone_stats;
+		valid = 1;
+		uptime = gone_uptime;
+	} else {
+		valid = ppp_get_link_stats(&st);
+		uptime = ppp_get_link_uptime();
+	}
 	a.s_addr = ipcp_hisoptions[0].hisaddr;
 	inet_ntop(AF_INET, &a, remote, sizeof(remote));
 	report_begin(&b, "down");
@@ -772,8 +815,7 @@ report_down(void)
 	report_add_u64(&b, "tx_bytes", valid ? st.bytes_out : 0);
 	report_add_u64(&b, "rx_packets", valid ? st.pkts_in : 0);
 	report_add_u64(&b, "tx_packets", valid ? st.pkts_out : 0);
-	report_add_u64(&b, "duration",
-	    valid ? (uint64_t)ppp_get_link_uptime() : 0);
+	report_add_u64(&b, "duration", valid ? (uint64_t)uptime : 0);
 	report_send(&b);
 	down_reported = 1;
 }

@@ -234,6 +234,39 @@ FAKE_STATE struct pppd_stats link_stats;
 FAKE_STATE int link_stats_valid;
 FAKE_STATE unsigned link_connect_time;
 
+/* The ppp unit in the kernel: its counters can be read while it exists
+ * (pppd holds it open), not once the channel's disestablish_ppp has
+ * closed it, as cleanup() does in die() before the exit notifiers. */
+static struct {
+	int open;
+	struct pppd_stats counts;
+	unsigned secs;
+} fake_unit;
+
+/* update_link_stats: the counters from the unit, when it is there. */
+static void
+fake_unit_read(void)
+{
+	if (!fake_unit.open)
+		return;
+	link_stats = fake_unit.counts;
+	link_connect_time = fake_unit.secs;
+	link_stats_valid = 1;
+}
+
+static void
+fake_unit_close(int fd)
+{
+	(void)fd;
+	fake_unit.open = 0;
+}
+
+/* pppd's default channel (tty.c): the_channel from before the plugins
+ * load until an option (pptpd-kernel) replaces it. */
+static struct channel fake_tty_channel = {
+	.disestablish_ppp = fake_unit_close,
+};
+
 #if PPPD_COMPAT_25
 /* ---- pppd 2.5: the state behind functions, notifiers by type ---- */
 
@@ -294,6 +327,7 @@ ppp_set_devnam(const char *name)
 bool
 ppp_get_link_stats(ppp_link_stats_st *stats)
 {
+	fake_unit_read();          /* 2.5 calls update_link_stats(0) first */
 	if (stats == NULL || !link_stats_valid)
 		return 0;
 	*stats = link_stats;
@@ -304,6 +338,14 @@ ppp_get_link_stats(ppp_link_stats_st *stats)
 /* ---- pppd 2.4.9: the state in globals, notifiers in lists ---- */
 
 struct notifier *phasechange, *ip_up_notifier, *ip_down_notifier, *exitnotify;
+int ifunit;
+
+void
+update_link_stats(int u)
+{
+	(void)u;
+	fake_unit_read();
+}
 
 void
 add_notifier(struct notifier **list, notify_func fn, void *arg)
@@ -358,6 +400,29 @@ fake_set_link_stats(uint64_t in, uint64_t out, unsigned pin, unsigned pout,
 	    .pkts_in = pin, .pkts_out = pout };
 	link_stats_valid = 1;
 	link_connect_time = secs;
+}
+
+/* The unit's counters from now on (IPCP up, traffic passed). */
+static void
+fake_unit_counts(uint64_t in, uint64_t out, unsigned pin, unsigned pout,
+    unsigned secs)
+{
+	fake_unit.open = 1;
+	fake_unit.counts = (struct pppd_stats){ .bytes_in = in,
+	    .bytes_out = out, .pkts_in = pin, .pkts_out = pout };
+	fake_unit.secs = secs;
+}
+
+/* pppd's die(status): print_link_stats (2.4.9 clears link_stats_valid
+ * there), cleanup() (the channel's disestablish_ppp closes the unit),
+ * then the exit notifiers. IPCP stays up: ipcp_down never runs. */
+static void
+fake_die(int status)
+{
+	if (!PPPD_COMPAT_25)
+		link_stats_valid = 0;
+	the_channel->disestablish_ppp(-1);
+	fake_notify(NF_EXIT, status);
 }
 
 static void
@@ -745,6 +810,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s PLUGIN.so\n", argv[0]);
 		return 2;
 	}
+	the_channel = &fake_tty_channel;   /* pppd's tty_init() */
 	h = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
 	if (h == NULL) {
 		fprintf(stderr, "dlopen: %s\n", dlerror());
@@ -1062,6 +1128,28 @@ main(int argc, char **argv)
 	m = next_report();
 	CHECK(m && field_is(m, "reason", "peer-dead"));
 
+	fprintf(stderr, "== die() with IPCP up: the counters read before the "
+	    "unit goes\n");
+	session("bob", "198.18.0.3");
+	drain_reports();
+	ccp_fsm[0].state = OPENED;
+	link_stats_valid = 0;    /* no earlier link of this pppd was counted */
+	fake_notify(NF_IP_UP, 0);
+	ip_up_hook();
+	m = next_report();
+	CHECK(m && strcmp(m->event, "up") == 0);
+	fake_unit_counts(3000, 4000, 30, 40, 12);
+	fake_die(EXIT_FATAL_ERROR);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "down") == 0);
+	CHECK(m && field_is(m, "rx_bytes", "3000") &&
+	    field_is(m, "tx_bytes", "4000") && field_is(m, "rx_packets", "30")
+	    && field_is(m, "tx_packets", "40") && field_is(m, "duration", "12"));
+	m = next_report();
+	CHECK(m && strcmp(m->event, "exit") == 0 &&
+	    field_is(m, "reason", "fatal"));
+	CHECK(fake_unit.open == 0);   /* pppd's own disestablish still ran */
+
 	fprintf(stderr, "== IPCP down and up again while IPV6CP stays up: "
 	    "down_done before the next up\n");
 	session("bob", "198.18.0.3");
@@ -1272,14 +1360,14 @@ main(int argc, char **argv)
 	CHECK(strstr(logbuf, "report on descriptor") != NULL);
 
 	fprintf(stderr, "== pptpd-kernel: the channel becomes pppd's\n");
-	CHECK(the_channel == NULL);
+	CHECK(the_channel == &fake_tty_channel);
 	CHECK(set_opt("pptpd-kernel", "4711,0,198.18.0.1") == 0);
 	CHECK(set_opt("pptpd-kernel", "0,33,198.18.0.1,198.18.0.2") == 0);
 	CHECK(set_opt("pptpd-kernel", "4711,65536,198.18.0.1,198.18.0.2") == 0);
 	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,0.0.0.0") == 0);
 	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,198.18.0.2,1") == 0);
 	CHECK(set_opt("pptpd-kernel", "4711,-3,198.18.0.1,198.18.0.2") == 0);
-	CHECK(the_channel == NULL && fake_modem() == 1);
+	CHECK(the_channel == &fake_tty_channel && fake_modem() == 1);
 	CHECK(set_opt("pptpd-kernel", "4711,33,198.18.0.1,198.18.0.2") == 1);
 	CHECK(the_channel != NULL && the_channel->connect != NULL &&
 	    fake_modem() == 0);

@@ -35,6 +35,7 @@
 #include "pptpd/client.h"
 #include "pptpd/ctrl.h"
 #include "pptpd/datapath.h"
+#include "pptpd/kguard.h"
 #include "gre/gre.h"
 #include "pptpd/msg.h"
 #include "pptpd/pool.h"
@@ -462,6 +463,24 @@ call_started(struct server *s, struct call *c, struct ctrl *ctrl)
 	    c->kernel ? " (kernel data path)" : "");
 }
 
+/* The call leaves the kernel path's GRE guard; with `report`, what the
+ * guard did to its packets is logged if it did anything (a dropped or
+ * renumbered packet is a forger's, or a fault on the path). */
+static void
+call_unguard(struct call *c, int report)
+{
+	struct kguard_stats st;
+	if (!c->guarded)
+		return;
+	c->guarded = 0;
+	kguard_del(c->srv->guard, c->peer, c->id, &st);
+	if (report && (st.dropped_bad || st.dropped_seq || st.resyncs))
+		log_msg(LOG_NOTICE, "call %u/%u %s: GRE guard: passed %u, dropped "
+		    "%u malformed (flags, length) and %u out of sequence, %u resyncs",
+		    c->id, c->peer_id, inet_ntoa(c->peer), st.passed,
+		    st.dropped_bad, st.dropped_seq, st.resyncs);
+}
+
 /* The kernel carries the call's GRE; the engine drops what its raw socket
  * still sees of it. The channel socket is bound and connected here, before
  * the call is answered: the peer may send its first LCP request as soon as
@@ -482,14 +501,27 @@ call_new_kernel(struct server *s, struct call *c, struct ctrl *ctrl,
 		*reason = why;
 		goto fail;
 	}
+	/* Guarded before the call is answered, like the channel above: the
+	 * peer's first packets are the ones that set the guard's numbers.
+	 * A call the guard cannot take is refused, not left unguarded. */
+	if (s->guard != NULL) {
+		if (kguard_add(s->guard, c->peer, c->id, why, sizeof(why)) < 0) {
+			close(sock);
+			*reason = why;
+			goto fail;
+		}
+		c->guarded = 1;
+	}
 	rc = call_spawn_kernel(c, s->conf, ctrl_local_addr(ctrl), sock, reason);
 	close(sock);   /* pppd's now, or nobody's */
 	if (rc < 0)
-		goto fail;
+		goto fail_guard;
 	call_hold(c);
 	gre_engine_ignore_call(s->gre, c->id, 1);
 	call_started(s, c, ctrl);
 	return c;
+fail_guard:
+	call_unguard(c, 0);
 fail:
 	if (s->pool != NULL)
 		pool_release(s->pool, c->remote_ip);
@@ -602,6 +634,7 @@ call_finish(struct call *c)
 	call_id_mark(s, c->id, 0);
 	if (c->kernel)   /* pppd, and its channel socket, are gone */
 		gre_engine_ignore_call(s->gre, c->id, 0);
+	call_unguard(c, 1);
 	client_call_gone(c->client);
 	if (c->ctrl != NULL)
 		ctrl_call_gone(c->ctrl, c);
@@ -621,6 +654,7 @@ call_destroy(struct call *c)
 {
 	if (c->kernel)
 		gre_engine_ignore_call(c->srv->gre, c->id, 0);
+	call_unguard(c, 0);
 	gre_call_free(c->gre);
 	if (c->pty >= 0)
 		close(c->pty);

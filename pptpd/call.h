@@ -90,6 +90,7 @@ struct call {
 	struct in_addr    local_ip, remote_ip;   /* the tunnel's */
 	int               kernel;      /* the kernel's PPTP channel carries it */
 	int               pty;         /* -1 on the kernel path */
+	int               guarded;     /* in the kernel path's GRE guard */
 	pid_t             pid;
 	struct loop_fd    pty_lf;
 	struct loop_timer kill_timer;

@@ -11,6 +11,7 @@
 
 #include "pptpd/conf.h"
 #include "pptpd/datapath.h"
+#include "pptpd/kguard.h"
 #include "pptpd/log.h"
 
 #define DATAPATH_MODULE "pptp"
@@ -90,11 +91,21 @@ datapath_modprobe(void)
 		;
 }
 
+/* The kernel path without its GRE guard survives less than the engine:
+ * said once at startup, where `datapath kernel` asks for it anyway. */
+#define DATAPATH_UNGUARDED "forged GRE with the call's ID from the client's " \
+	"address can then kill a session: a sequence number far ahead " \
+	"(the kernel adopts it), a burst just ahead of the real stream, a " \
+	"payload length short of the datagram"
+
 int
-datapath_choose(int conf_datapath, int noplugin, char *err, size_t errlen)
+datapath_choose(int conf_datapath, int noplugin, struct kguard **guard,
+    char *err, size_t errlen)
 {
+	char why[256];
 	int e;
 
+	*guard = NULL;
 	if (conf_datapath == CONF_DATAPATH_ENGINE) {
 		log_msg(LOG_INFO, "data path: engine (datapath engine)");
 		return 0;
@@ -108,18 +119,34 @@ datapath_choose(int conf_datapath, int noplugin, char *err, size_t errlen)
 		datapath_modprobe();
 		e = datapath_kernel_probe();
 	}
-	if (e == 0) {
-		log_msg(LOG_INFO, "data path: kernel PPTP channel (datapath %s)",
+	if (e != 0) {
+		if (conf_datapath == CONF_DATAPATH_KERNEL) {
+			snprintf(err, errlen, "datapath kernel: no PPTP channel in "
+			    "this kernel (socket(AF_PPPOX, PX_PROTO_PPTP): %s; is the "
+			    "'%s' module available?)", strerror(e), DATAPATH_MODULE);
+			return -1;
+		}
+		log_msg(LOG_NOTICE, "data path: engine (datapath auto: no kernel "
+		    "PPTP channel: %s)", strerror(e));
+		return 0;
+	}
+	/* Only with its guard is the kernel path as safe as the engine
+	 * against forged GRE, so auto takes it only then; `kernel` is the
+	 * operator's explicit choice of speed over that. */
+	if ((*guard = kguard_open(why, sizeof(why))) != NULL) {
+		log_msg(LOG_INFO, "data path: kernel PPTP channel with its GRE "
+		    "guard (datapath %s)",
 		    conf_datapath == CONF_DATAPATH_AUTO ? "auto" : "kernel");
 		return 1;
 	}
-	if (conf_datapath == CONF_DATAPATH_KERNEL) {
-		snprintf(err, errlen, "datapath kernel: no PPTP channel in this "
-		    "kernel (socket(AF_PPPOX, PX_PROTO_PPTP): %s; is the '%s' "
-		    "module available?)", strerror(e), DATAPATH_MODULE);
-		return -1;
+	if (conf_datapath == CONF_DATAPATH_AUTO) {
+		log_msg(LOG_NOTICE, "data path: engine (datapath auto: the kernel "
+		    "path's GRE guard %s; without it %s. 'datapath kernel' takes "
+		    "the kernel path anyway)", why, DATAPATH_UNGUARDED);
+		return 0;
 	}
-	log_msg(LOG_NOTICE, "data path: engine (datapath auto: no kernel PPTP "
-	    "channel: %s)", strerror(e));
-	return 0;
+	log_msg(LOG_WARNING, "data path: kernel PPTP channel WITHOUT its GRE "
+	    "guard (datapath kernel; the guard %s): %s. 'datapath engine' or "
+	    "'auto' survives these", why, DATAPATH_UNGUARDED);
+	return 1;
 }

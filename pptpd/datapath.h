@@ -7,12 +7,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct kguard;
+
 /* 1: the kernel's PPTP channel, 0: our GRE engine, -1 with err set when
  * `datapath kernel` was asked for and the kernel has no PPTP channel.
  * For kernel and auto the pptp module is loaded (modprobe) if a socket of
  * its family cannot be had at first. `noplugin` makes auto the engine (the
- * plugin is what makes the channel pppd's). Logs the choice. */
-int datapath_choose(int conf_datapath, int noplugin, char *err, size_t errlen);
+ * plugin is what makes the channel pppd's). On the kernel path *guard is
+ * its GRE guard (pptpd/kguard.h), or NULL where it cannot be loaded: auto
+ * then takes the engine, kernel goes on without it with a warning. Logs
+ * the choice. */
+int datapath_choose(int conf_datapath, int noplugin, struct kguard **guard,
+    char *err, size_t errlen);
 
 /* Can a PPTP channel socket be opened right now? 0, or an errno. */
 int datapath_kernel_probe(void);

@@ -18,6 +18,7 @@
 #include "pptpd/datapath.h"
 #include "pptpd/dae.h"
 #include "gre/gre.h"
+#include "pptpd/kguard.h"
 #include "pptpd/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
@@ -289,7 +290,7 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	struct loop_hook hook = { server_gre_deadline, server_gre_timers, s };
 	loop_set_hook(loop, &hook);
 	if ((s->kernel_path = datapath_choose(conf->datapath, conf->noplugin,
-	    err, errlen)) < 0)
+	    &s->guard, err, errlen)) < 0)
 		goto fail;
 	/* On the kernel path (fixed until restart) every call's GRE is the
 	 * kernel's, and the raw socket would wake us for a copy of each packet
@@ -544,6 +545,7 @@ server_free(struct server *s)
 		gre_engine_free(s->gre);
 	}
 	loop_timer_cancel(s->loop, &s->stop_timer);
+	kguard_close(s->guard);
 	clients_free(s->clients);
 	pool_free(s->pool);
 	free(s);

@@ -21,6 +21,7 @@ struct call;
 struct pool;
 struct clients;
 struct gre_engine;
+struct kguard;
 struct gre_stats;
 struct dae;
 
@@ -51,6 +52,7 @@ struct server {
 	unsigned           nctrls;
 	unsigned           nsetups;    /* calls counted in call-setups */
 	int                kernel_path; /* calls use the kernel's PPTP channel */
+	struct kguard     *guard;      /* its GRE guard; NULL when off */
 	struct clients    *clients;    /* per client address (client.h) */
 	uint64_t           call_ids[SERVER_CALL_ID_WORDS];
 	int                stopping;
