@@ -21,6 +21,9 @@
 # Environment:
 #   PPTPD_SERVER         server binary (default: pptpd/pptpd of this tree)
 #   PPTPD_ATTACK_ONLY    attack groups: control,order,gre,flood,final
+#   PPTPD_ATTACK_PICK    only the attacks whose names contain one of these
+#                        comma-separated strings (the rest are listed as
+#                        not run; a suite of one attack for a measurement)
 #   PPTPD_PER_CLIENT     per-address connection limit to configure (default
 #                        8; 0 = the server has no such setting)
 #   PPTPD_PER_CLIENT_KEY its pptpd.conf key (default "connections-per-client")
@@ -29,6 +32,12 @@
 #                        examples/pptpd.conf, every other limit at the
 #                        daemon's default (connections-per-client 32, which
 #                        the suite is told but does not write)
+#   PPTPD_ATTACK_DATAPATH=kernel  our server on the kernel data path
+#                        (`datapath kernel` with the plugin of the server's
+#                        tree): the live session must be on it, and the
+#                        server must say its GRE guard is on, unless
+#   PPTPD_ATTACK_UNGUARDED=1  the server runs the kernel path without the
+#                        guard (a build from before it: the reproduction)
 #   E2E_KEEP=1           keep the work directory; E2E_VERBOSE=1 show logs
 set -euo pipefail
 
@@ -42,6 +51,11 @@ pool=198.19.0.10-90
 per_client=${PPTPD_PER_CLIENT:-8}
 per_client_key=${PPTPD_PER_CLIENT_KEY:-connections-per-client}
 write_per_client=1
+datapath=${PPTPD_ATTACK_DATAPATH:-}
+case "$datapath" in
+''|engine|kernel) ;;
+*) echo "attack: PPTPD_ATTACK_DATAPATH: engine or kernel, not '$datapath'" >&2; exit 1 ;;
+esac
 if [ "${PPTPD_ATTACK_SHIPPED:-0}" = 1 ]; then
 	shipped() { awk -v k="$1" '$1 == k { print $2; exit }' "$root/examples/pptpd.conf"; }
 	stimeout=$(shipped stimeout)
@@ -185,8 +199,16 @@ EOF
 	*)
 		[ "$per_client" -gt 0 ] && [ -n "$write_per_client" ] &&
 			echo "$per_client_key $per_client"
-		# The per-peer MPPE plugin is not what is under attack here.
-		echo "noplugin"
+		if [ "$datapath" = kernel ]; then
+			# The plugin makes the kernel's channel pppd's: the one
+			# built with the server.
+			echo "plugin $(dirname "$server")/../plugin/pptpd-policy.so"
+			echo "datapath kernel"
+		else
+			# The per-peer MPPE plugin is not what is under attack here.
+			echo "noplugin"
+			[ -z "$datapath" ] || echo "datapath $datapath"
+		fi
 		;;
 	esac
 } >"$work/pptpd.conf"
@@ -268,6 +290,22 @@ fi
 ip netns exec "$ns_c" ping -n -c 3 -i 0.2 -W 3 198.19.0.1 >/dev/null ||
 	die "the live session carries no traffic"
 say "live session up: $(grep 'local  IP address' "$work/live.log" | tail -n 1 | tr -s ' ')"
+say "$(grep -o 'data path: .*' "$work/server.log" | head -n 1 | cut -c1-160)"
+if [ "$datapath" = kernel ]; then
+	# The suite proves nothing about the kernel path unless the live call
+	# is on it (its pppd runs with the kernel channel's plugin options),
+	# and nothing about the guard unless the server runs it.
+	on_kernel=
+	for p in $(ip netns pids "$ns_s"); do
+		grep -qa pptpd-kernel "/proc/$p/cmdline" 2>/dev/null && on_kernel=1
+	done
+	[ -n "$on_kernel" ] || die "PPTPD_ATTACK_DATAPATH=kernel: the live call is not on the kernel path"
+	if [ "${PPTPD_ATTACK_UNGUARDED:-0}" = 1 ]; then
+		say "kernel path WITHOUT the GRE guard (PPTPD_ATTACK_UNGUARDED=1)"
+	elif ! grep -q 'kernel PPTP channel with its GRE guard' "$work/server.log"; then
+		die "PPTPD_ATTACK_DATAPATH=kernel: the server does not run its GRE guard"
+	fi
+fi
 
 export ATTACK_WORK=$work ATTACK_NS_ATK=$ns_a
 set +e
@@ -279,7 +317,7 @@ python3 "$here/attack.py" \
 	--stimeout "$stimeout" --connections "$connections" \
 	--per-client "$per_client" \
 	--real-client-cmd "$self real-client" \
-	--only "${PPTPD_ATTACK_ONLY:-}"
+	--only "${PPTPD_ATTACK_ONLY:-}" --pick "${PPTPD_ATTACK_PICK:-}"
 rc=$?
 set -e
 kill -0 "$server_pid" 2>/dev/null || say "the server died"
