@@ -54,7 +54,7 @@ class Expect(unittest.TestCase):
     def test_plant_everywhere_and_no_false_alarm_pass(self):
         rc, out = self.run_with(PLANT_SEEN)
         self.assertEqual(rc, 0, out)
-        self.assertIn("caught on all 4 streams", out)
+        self.assertIn("caught on 4 of 4 streams", out)
 
     def test_a_false_alarm_of_the_twin_fails(self):
         v = dict(PLANT_SEEN)
@@ -69,6 +69,16 @@ class Expect(unittest.TestCase):
         rc, out = self.run_with(v)
         self.assertEqual(rc, 1, out)
         self.assertIn("missed on udp-high.down (same)", out)
+
+    def test_seen_needs_one_stream_not_every_one(self):
+        v = dict(PLANT_SEEN)
+        v[("HEAD+plant=cpu5", "udp-high.down", "cpu_per_mb")] = "same"
+        rc, out = self.run_with(v, "HEAD+plant=cpu5=seen:cpu_per_mb")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("caught on 3 of 4 streams (missed on udp-high.down",
+                      out)
+        rc, out = self.run_with({}, "HEAD+plant=cpu5=seen:cpu_per_mb")
+        self.assertEqual(rc, 1, out)
 
     def test_a_version_not_in_the_run_fails(self):
         rc, out = self.run_with(PLANT_SEEN, "HEAD#3=none")
