@@ -84,8 +84,10 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 
 /* pppd would end LCP: the harness ends hung-up calls with flag 8. */
 void
-call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
+call_hangup(struct call *c, uint8_t cdn_result, enum report_cause cause,
+    const char *reason)
 {
+	(void)cause;
 	(void)reason;
 	if (c->state == CALL_ACTIVE) {
 		c->state = CALL_HANGUP;

@@ -18,6 +18,11 @@
 
 #include <pppd/pppd.h>
 
+/* The reason pppd gives lcp_close() when a signal (SIGTERM, SIGHUP) ends
+ * it: main.c's kill_link, the same text in 2.4.9 and 2.5.2.  The plugin
+ * replaces only this one with pptpd's cause (pptpd-policy.c). */
+#define PPPD_SIGNAL_REASON "User request"
+
 #if defined(PPPD_VERSION)
 /* ---------------------------------------------------------------- 2.5 */
 #define PPPD_COMPAT_25 1

@@ -51,6 +51,31 @@
  *   found through CCP's own option table ("mppe-stateful").
  * - Keys come from pppd's own MS-CHAPv2 code; we do not replace any
  *   authentication hook.
+ *
+ * Why the peer is told the session ended (pppd 2.4.9 and 2.5.2 alike):
+ *
+ * - lcp_close(unit, reason) enters PHASE_TERMINATE (our notifier runs),
+ *   then fsm_close sets LCP's term_reason and terminate_layer calls LCP's
+ *   down callback before it sends the Terminate-Request; the timer resends
+ *   it with the same term_reason.  The down callback takes the upper
+ *   layers down: ccp_down, when MPPE was negotiated and LCP is still
+ *   OPENED (it is, inside terminate_layer), calls lcp_close(unit, "MPPE
+ *   disabled") again, which overwrites term_reason.  So every hang-up of
+ *   an encrypted session told the peer "MPPE disabled".  At
+ *   PHASE_TERMINATE LCP is already closing, so we clear
+ *   ccp_gotoptions[0].mppe there and ccp_down does not close it a second
+ *   time: pppd's own reason ("Connect time expired", "Link inactive")
+ *   reaches the peer.  MPPE dropping while LCP stays up still closes LCP
+ *   with "MPPE disabled": that lcp_close comes from ccp_down itself.
+ * - pppd takes pptpd's SIGTERM as "User request".  pptpd sends a hangup
+ *   message with the cause first (report.h); the down callback's
+ *   link_down enters PHASE_ESTABLISH after term_reason is set and before
+ *   the Terminate-Request goes out, and there, if term_reason is still
+ *   pppd's signal reason, we read the message and point term_reason at
+ *   the cause's text: the first Terminate-Request and every resend carry
+ *   it.  No lcp_close of ours, so nothing recurses.  A session whose LCP
+ *   is not yet open has no down callback to run: its peer hears pppd's
+ *   own text.
  */
 #include "plugin/pppd-compat.h"
 #include <pppd/fsm.h>
@@ -222,6 +247,7 @@ static int auth_reported, up_reported, down_reported, down_done_reported, wtmp_i
 
 static void (*prev_snoop_recv)(unsigned char *p, int len);
 static int cur_phase;              /* pppd's phase, from our notifier */
+static int terminating;            /* LCP is being closed (PHASE_TERMINATE) */
 
 /* The name the peer authenticated with ("" before it has). */
 static const char *
@@ -641,6 +667,66 @@ out:
 		prev_snoop_recv(p, len);
 }
 
+/* ---- why the peer is told the session ended ---- */
+
+/* The cause of pptpd's last hangup message waiting on the channel
+ * (report.h, "From pptpd to the plugin"); REPORT_CAUSE_NONE if none. Never
+ * blocks: pptpd sent it before its SIGTERM, so it is there if at all. */
+static enum report_cause
+hangup_cause(void)
+{
+	char buf[REPORT_MAX_DGRAM + 1];
+	struct report_msg m;
+	enum report_cause cause = REPORT_CAUSE_NONE, c;
+	const char *why;
+	ssize_t n;
+
+	if (opt_report_fd < 0)
+		return REPORT_CAUSE_NONE;
+	while ((n = recv(opt_report_fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		if (report_parse(&m, buf, (size_t)n, &why) < 0) {
+			warn(PLUGIN ": message from pptpd dropped: %s", why);
+			continue;
+		}
+		if (strcmp(m.event, REPORT_EVENT_HANGUP) != 0)
+			continue;
+		c = report_cause_parse(report_get(&m, "cause"));
+		if (c != REPORT_CAUSE_NONE)
+			cause = c;
+	}
+	return cause;
+}
+
+/* PHASE_TERMINATE: LCP is closing, so CCP's "MPPE disabled" close would
+ * only overwrite the reason (see the top of this file). */
+static void
+terminate_begins(void)
+{
+	terminating = 1;
+	ccp_gotoptions[0].mppe = 0;
+}
+
+/* PHASE_ESTABLISH while LCP closes: inside terminate_layer, after
+ * fsm_close set term_reason, before the Terminate-Request is sent. */
+static void
+terminate_reason(void)
+{
+	fsm *f = &lcp_fsm[0];
+	/* Read in any case: a message that came too late for this close is
+	 * not taken for the reason of a later one. */
+	enum report_cause cause = hangup_cause();
+	const char *text = report_cause_text(cause);
+
+	if (text == NULL || f->state != OPENED || f->term_reason == NULL ||
+	    strcmp(f->term_reason, PPPD_SIGNAL_REASON) != 0)
+		return;   /* pppd's own reason stands */
+	/* A string constant: it outlives every resend. */
+	f->term_reason = (char *)text;
+	f->term_reason_len = (int)strlen(text);
+	notice(PLUGIN ": pptpd hung up (%s): telling the peer \"%s\"",
+	    report_cause_name(cause), text);
+}
+
 /* ---- notifiers ---- */
 
 static int need_decision;
@@ -674,9 +760,15 @@ on_phase(void *arg, int ph)
 	switch (ph) {
 	case PHASE_SERIALCONN:
 		/* A new link (pppd may run several with `persist`). */
+		terminating = 0;
 		reset_session();
 		break;
+	case PHASE_TERMINATE:
+		terminate_begins();
+		break;
 	case PHASE_ESTABLISH:
+		if (terminating)
+			terminate_reason();
 		/* LCP (re)starts (pppd's link_down, then a new
 		 * authentication, both in 2.4.9 and 2.5): whoever
 		 * authenticates next gets a fresh decision.  (pppd also

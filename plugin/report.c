@@ -270,3 +270,41 @@ report_status_name(int status)
 		return "unknown";
 	return names[status];
 }
+
+/* The tokens and the peer's texts, by enum report_cause. */
+static const struct {
+	const char *name, *text;
+} report_causes[] = {
+	[REPORT_CAUSE_ADMIN]    = { "admin",    "Administrative hang-up" },
+	[REPORT_CAUSE_SHUTDOWN] = { "shutdown", "Server shutdown" },
+};
+
+#define REPORT_N_CAUSES (sizeof(report_causes) / sizeof(report_causes[0]))
+
+REPORT_API const char *
+report_cause_name(enum report_cause cause)
+{
+	if ((size_t)cause >= REPORT_N_CAUSES)
+		return NULL;
+	return report_causes[cause].name;
+}
+
+REPORT_API enum report_cause
+report_cause_parse(const char *name)
+{
+	if (name == NULL)
+		return REPORT_CAUSE_NONE;
+	for (size_t i = 0; i < REPORT_N_CAUSES; i++)
+		if (report_causes[i].name != NULL &&
+		    strcmp(report_causes[i].name, name) == 0)
+			return (enum report_cause)i;
+	return REPORT_CAUSE_NONE;
+}
+
+REPORT_API const char *
+report_cause_text(enum report_cause cause)
+{
+	if ((size_t)cause >= REPORT_N_CAUSES)
+		return NULL;
+	return report_causes[cause].text;
+}

@@ -86,6 +86,23 @@
  *   Counters are unsigned decimal (32-bit in pppd 2.4.9: they wrap after
  *   4 GiB; receivers should parse them as 64-bit).
  *
+ * From pptpd to the plugin (the report-fd channel only, its other
+ * direction; same datagram format)
+ *
+ *   event=hangup  pptpd is about to end this session: SIGTERM follows
+ *       call=ID
+ *       cause=admin|shutdown   REPORT_CAUSE_*, report_cause_name():
+ *                          admin = pptpctl kill or a RADIUS
+ *                          Disconnect-Request; shutdown = pptpd stopping
+ *
+ *   pppd takes SIGTERM as "User request" and ends LCP with that reason;
+ *   the plugin reads this message when pppd starts to end LCP and gives
+ *   the peer report_cause_text(cause) instead, in the Terminate-Request
+ *   and its retransmissions (pptpd-policy.c, "Why the peer is told").
+ *   pppd never waits for it: the plugin reads it without blocking, and
+ *   a pppd that ends LCP for a reason of its own (idle, connect time)
+ *   keeps that reason.  The plugin ignores causes it does not know.
+ *
  * Example
  *   v=1 event=up call=7 pid=4242 user=alice client=198.18.0.2 ifname=ppp0
  *       local=198.19.0.1 ip=198.19.0.10 mppe=128 stateless=1 policy=require-128
@@ -155,5 +172,25 @@ REPORT_API int report_get_u64(const struct report_msg *m, const char *key,
 
 /* Short name of a pppd exit status for reason= ("ok", "hangup", ...). */
 REPORT_API const char *report_status_name(int status);
+
+/* ---- pptpd to the plugin ---- */
+
+#define REPORT_EVENT_HANGUP "hangup"
+
+/* Why pptpd hangs a session up (cause= of event=hangup). */
+enum report_cause {
+	REPORT_CAUSE_NONE = 0,   /* no message: pppd's own reason stands */
+	REPORT_CAUSE_ADMIN,      /* pptpctl kill, RADIUS Disconnect-Request */
+	REPORT_CAUSE_SHUTDOWN,   /* pptpd is stopping */
+};
+
+/* The cause= token ("admin", "shutdown"), NULL for REPORT_CAUSE_NONE. */
+REPORT_API const char *report_cause_name(enum report_cause cause);
+/* The cause a token names; REPORT_CAUSE_NONE for NULL or an unknown one. */
+REPORT_API enum report_cause report_cause_parse(const char *name);
+/* What the peer is told: the reason in LCP's Terminate-Request, which
+ * the peer's pppd logs as "LCP terminated by peer (TEXT)". NULL for
+ * REPORT_CAUSE_NONE. */
+REPORT_API const char *report_cause_text(enum report_cause cause);
 
 #endif

@@ -786,6 +786,157 @@ field_is(struct report_msg *m, const char *k, const char *v)
 }
 
 /* ------------------------------------------------------------------ */
+/* pppd ending LCP, as 2.4.9 and 2.5.2 do it (fsm.c, lcp.c, auth.c,
+ * ccp.c): the order of these steps is what the plugin relies on to give
+ * the peer the right reason.                                           */
+
+#define SIM_MAX_TERMREQ 4
+static char termreq[SIM_MAX_TERMREQ][64];  /* the reasons sent, in order */
+static int n_termreq;
+
+/* fsm_sdata(TERMREQ): the reason is term_reason, whatever it is now. */
+static void
+sim_send_termreq(void)
+{
+	fsm *f = &lcp_fsm[0];
+
+	if (n_termreq < SIM_MAX_TERMREQ)
+		snprintf(termreq[n_termreq], sizeof(termreq[0]), "%.*s",
+		    f->term_reason_len, f->term_reason ? f->term_reason : "");
+	n_termreq++;
+}
+
+static void sim_lcp_close(const char *reason);
+
+/* ccp_down: a link that had MPPE must not run on without it. */
+static void
+sim_ccp_down(void)
+{
+	if (ccp_gotoptions[0].mppe) {
+		ccp_gotoptions[0].mppe = 0;
+		if (lcp_fsm[0].state == OPENED)
+			sim_lcp_close("MPPE disabled");
+	}
+	ccp_fsm[0].state = INITIAL;
+}
+
+/* lcp_close -> fsm_close -> terminate_layer; the down callback is
+ * lcp_down -> link_down: upper layers down (CCP among them), then
+ * new_phase(PHASE_ESTABLISH). */
+static void
+sim_lcp_close(const char *reason)
+{
+	fsm *f = &lcp_fsm[0];
+
+	set_phase(PHASE_TERMINATE);
+	f->term_reason = (char *)reason;
+	f->term_reason_len = (int)strlen(reason);
+	if (f->state == OPENED) {
+		sim_ccp_down();
+		set_phase(PHASE_ESTABLISH);
+	}
+	sim_send_termreq();
+	f->state = CLOSING;
+}
+
+/* fsm_timeout in CLOSING: the Terminate-Request again. */
+static void
+sim_lcp_resend(void)
+{
+	sim_send_termreq();
+}
+
+/* An encrypted session up, then pptpd's message (cause token CAUSE, NULL:
+ * none) and pppd ending LCP with REASON, one resend. */
+static void
+sim_session_ends(const char *cause, const char *reason)
+{
+	options_file_require_128();
+	session("dave", "198.18.0.9");
+	ccp_fsm[0].state = OPENED;
+	CHECK(ccp_gotoptions[0].mppe == MPPE_OPT_128);
+	drain_reports();
+	if (cause != NULL) {
+		struct report_builder b;
+		report_begin(&b, REPORT_EVENT_HANGUP);
+		report_add(&b, "call", "7");
+		report_add(&b, "cause", cause);
+		CHECK(report_end(&b) > 0 &&
+		    send(rep_fd, b.buf, b.len, 0) == (ssize_t)b.len);
+	}
+	n_termreq = 0;
+	logbuf[0] = '\0';
+	sim_lcp_close(reason);
+	sim_lcp_resend();
+}
+
+static int
+termreqs_say(const char *text)
+{
+	int ok = n_termreq == 2;
+
+	for (int i = 0; i < n_termreq && i < SIM_MAX_TERMREQ; i++) {
+		fprintf(stderr, "    TermReq %d: \"%s\"\n", i, termreq[i]);
+		ok = ok && strcmp(termreq[i], text) == 0;
+	}
+	return ok;
+}
+
+static void
+test_term_reason(void)
+{
+	fprintf(stderr, "== hang-up reasons: pptpctl kill / RADIUS DR\n");
+	sim_session_ends("admin", PPPD_SIGNAL_REASON);
+	CHECK(termreqs_say("Administrative hang-up"));
+	CHECK(strstr(logbuf, "MPPE disabled") == NULL);
+	CHECK(strstr(logbuf, "pptpd hung up (admin)") != NULL);
+
+	fprintf(stderr, "== hang-up reasons: pptpd stopping\n");
+	sim_session_ends("shutdown", PPPD_SIGNAL_REASON);
+	CHECK(termreqs_say("Server shutdown"));
+
+	fprintf(stderr, "== hang-up reasons: SIGTERM from elsewhere\n");
+	sim_session_ends(NULL, PPPD_SIGNAL_REASON);
+	CHECK(termreqs_say(PPPD_SIGNAL_REASON));
+
+	fprintf(stderr, "== hang-up reasons: a cause we do not know\n");
+	sim_session_ends("reboot", PPPD_SIGNAL_REASON);
+	CHECK(termreqs_say(PPPD_SIGNAL_REASON));
+
+	fprintf(stderr, "== hang-up reasons: pppd's own (maxconnect, idle)\n");
+	sim_session_ends(NULL, "Connect time expired");
+	CHECK(termreqs_say("Connect time expired"));
+	/* pptpd's message came, but pppd was ending for its own reason. */
+	sim_session_ends("admin", "Link inactive");
+	CHECK(termreqs_say("Link inactive"));
+	/* ...and it was taken off the channel: the next session's SIGTERM
+	 * from elsewhere is not called pptpd's. */
+	sim_session_ends(NULL, PPPD_SIGNAL_REASON);
+	CHECK(termreqs_say(PPPD_SIGNAL_REASON));
+
+	fprintf(stderr, "== hang-up reasons: MPPE lost, LCP up: still "
+	    "closed, \"MPPE disabled\"\n");
+	options_file_require_128();
+	session("dave", "198.18.0.9");
+	ccp_fsm[0].state = OPENED;
+	n_termreq = 0;
+	sim_ccp_down();
+	sim_lcp_resend();
+	CHECK(lcp_fsm[0].state == CLOSING);
+	CHECK(termreqs_say("MPPE disabled"));
+
+	fprintf(stderr, "== hang-up reasons: the tokens and texts\n");
+	CHECK(report_cause_parse("admin") == REPORT_CAUSE_ADMIN);
+	CHECK(report_cause_parse("shutdown") == REPORT_CAUSE_SHUTDOWN);
+	CHECK(report_cause_parse("") == REPORT_CAUSE_NONE);
+	CHECK(report_cause_parse(NULL) == REPORT_CAUSE_NONE);
+	CHECK(report_cause_name(REPORT_CAUSE_NONE) == NULL);
+	CHECK(report_cause_text(REPORT_CAUSE_NONE) == NULL);
+	CHECK(strcmp(report_cause_name(REPORT_CAUSE_SHUTDOWN), "shutdown") == 0);
+	drain_reports();
+}
+
+/* ------------------------------------------------------------------ */
 
 int
 main(int argc, char **argv)
@@ -1337,6 +1488,8 @@ main(int argc, char **argv)
 	fake_notify(NF_EXIT, EXIT_PEER_AUTH_FAILED);
 	m = next_report();
 	CHECK(field_is(m, "auth_failure", "no answer from the RADIUS server"));
+
+	test_term_reason();
 
 	fprintf(stderr, "== reports on the channel only, none to the path\n");
 	CHECK(recv(path_fd, num, sizeof(num), MSG_DONTWAIT) < 0);

@@ -422,7 +422,7 @@ call_setup_timeout(void *arg)
 	log_rl(&s->rl_call, loop_now(s->loop), LOG_NOTICE, "call %u/%u %s: "
 	    "session not up within %d s (call-setup-timeout): hanging up",
 	    c->id, c->peer_id, c->client_str, s->conf->setup_timeout);
-	call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN,
+	call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_NONE,
 	    "session not up in time (call-setup-timeout)");
 }
 
@@ -798,8 +798,33 @@ call_hangup_timeout(void *arg)
 	call_end(c, c->hangup_result, c->hangup_reason);
 }
 
+/* The plugin learns why before pppd's SIGTERM, so LCP's Terminate-Request
+ * says it (report.h, event=hangup). It waits on the channel, even while
+ * the SIGTERM is held back: the plugin reads it when pppd ends LCP. Lost
+ * (no plugin, channel full), the peer hears pppd's own reason. */
+static void
+call_tell_cause(struct call *c, enum report_cause cause)
+{
+	struct report_builder b;
+	char id[8];
+	int n;
+
+	if (cause == REPORT_CAUSE_NONE || c->facts.fd < 0)
+		return;
+	snprintf(id, sizeof(id), "%u", c->id);
+	report_begin(&b, REPORT_EVENT_HANGUP);
+	report_add(&b, "call", id);
+	report_add(&b, "cause", report_cause_name(cause));
+	n = report_end(&b);
+	if (n < 0 || facts_send(&c->facts, b.buf, (size_t)n) < 0)
+		log_msg(LOG_DEBUG, "call %u/%u: hang-up cause not sent to the "
+		    "plugin: %s", c->id, c->peer_id,
+		    n < 0 ? "too long" : strerror(errno));
+}
+
 void
-call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
+call_hangup(struct call *c, uint8_t cdn_result, enum report_cause cause,
+    const char *reason)
 {
 	if (c->state != CALL_ACTIVE)
 		return;
@@ -807,6 +832,7 @@ call_hangup(struct call *c, uint8_t cdn_result, const char *reason)
 	c->hangup_result = cdn_result;
 	snprintf(c->hangup_reason, sizeof(c->hangup_reason), "%s", reason);
 	facts_drain(&c->facts);   /* a "down" not read yet counts */
+	call_tell_cause(c, cause);
 	/* Held back while radius.so sends its Stop (call_acct_stopped) */
 	if (call_acct_in_flight(c))
 		c->term_held = 1;
@@ -920,7 +946,8 @@ call_claim_address(struct call *c, const char *ip)
 		log_msg(LOG_WARNING, "call %u/%u: user %s was given %s, which call "
 		    "%u/%u (user %s) holds: hanging up", c->id, c->peer_id, c->user,
 		    ip, o->id, o->peer_id, o->user[0] ? o->user : "-");
-		call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, "tunnel address in use");
+		call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_NONE,
+		    "tunnel address in use");
 		return -1;
 	}
 	if (s->pool != NULL && pool_take(s->pool, a) == 0) {
@@ -958,7 +985,8 @@ call_check_mppe(struct call *c, const struct report_msg *m, const char *peer)
 	log_msg(LOG_ERR, "call %u/%u %s: user %s is up without MPPE, which its "
 	    "policy %s requires: hanging up", c->id, c->peer_id, peer, c->user,
 	    policy);
-	call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, "MPPE required but not in use");
+	call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_NONE,
+	    "MPPE required but not in use");
 	return -1;
 }
 

@@ -12,6 +12,7 @@
 #include "pptpd/facts.h"
 #include "pptpd/loop.h"
 #include "gre/seq.h"
+#include "plugin/report.h"
 
 struct server;
 struct ctrl;
@@ -89,8 +90,8 @@ struct call {
 	char              client_str[24];   /* "a.b.c.d:port" of its connection */
 	struct in_addr    local_ip, remote_ip;   /* the tunnel's */
 	int               kernel;      /* the kernel's PPTP channel carries it */
-	int               pty;         /* -1 on the kernel path */
 	int               guarded;     /* in the kernel path's GRE guard */
+	int               pty;         /* -1 on the kernel path */
 	pid_t             pid;
 	struct loop_fd    pty_lf;
 	struct loop_timer kill_timer;
@@ -134,8 +135,11 @@ struct call *call_new(struct server *s, struct ctrl *ctrl, struct client *client
 void call_end(struct call *c, uint8_t cdn_result, const char *reason);
 /* Hang up cleanly: pppd is told to stop and ends its LCP over the still
  * running data path; the call ends (with a CDN of `cdn_result`) when pppd
- * has gone, or CALL_HANGUP_MS later. */
-void call_hangup(struct call *c, uint8_t cdn_result, const char *reason);
+ * has gone, or CALL_HANGUP_MS later. With a `cause` other than
+ * REPORT_CAUSE_NONE the plugin is told it first, and the peer hears its
+ * text in LCP's Terminate-Request (report.h); with NONE, pppd's own. */
+void call_hangup(struct call *c, uint8_t cdn_result, enum report_cause cause,
+    const char *reason);
 /* Its control connection is gone: nothing more is said to the peer. */
 void call_detach(struct call *c);
 /* Not ended yet (ACTIVE or HANGUP). */

@@ -422,7 +422,8 @@ ctl_cmd_kill(struct ctl_conn *cc, struct ctl_out *o, const char *arg,
 			    c->peer_id, c->user[0] ? c->user : "-");
 			continue;
 		}
-		call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, reason);
+		call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_ADMIN,
+		    reason);
 		log_rl(&cc->ctl->rl_kill, loop_now(s->loop), LOG_NOTICE,
 		    "ctl: kill %s %s: call %u/%u %s user %s hung up (asked by uid "
 		    "%u pid %d)", byname[k.by], k.what, c->id, c->peer_id,

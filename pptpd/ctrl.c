@@ -100,7 +100,8 @@ ctrl_setup_timeout(void *arg)
 	if (c->state == CTRL_WAIT_SCCRQ)
 		ctrl_close(c, "no Start-Control-Connection-Request in time");
 	else
-		ctrl_stop(c, PPTP_CDN_ADMIN_SHUTDOWN, "no call in time");
+		ctrl_stop(c, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_NONE,
+		    "no call in time");
 }
 
 /* It holds a live call now, or is going: no longer a candidate for
@@ -283,7 +284,8 @@ ctrl_send_stop(struct ctrl *c)
 }
 
 void
-ctrl_stop(struct ctrl *c, uint8_t cdn_result, const char *reason)
+ctrl_stop(struct ctrl *c, uint8_t cdn_result, enum report_cause cause,
+    const char *reason)
 {
 	struct call *call, *next;
 
@@ -299,14 +301,15 @@ ctrl_stop(struct ctrl *c, uint8_t cdn_result, const char *reason)
 	ctrl_idle_disarm(c);
 	for (call = TAILQ_FIRST(&c->calls); call != NULL; call = next) {
 		next = TAILQ_NEXT(call, c_entry);
-		call_hangup(call, cdn_result, reason);
+		call_hangup(call, cdn_result, cause, reason);
 	}
 	if (c->state == CTRL_STOPPING && c->nlive == 0)
 		ctrl_send_stop(c);
 }
 
 void
-ctrl_stop_all(struct server *s, uint8_t cdn_result, const char *reason)
+ctrl_stop_all(struct server *s, uint8_t cdn_result, enum report_cause cause,
+    const char *reason)
 {
 	struct ctrl *c, *next;
 
@@ -314,7 +317,7 @@ ctrl_stop_all(struct server *s, uint8_t cdn_result, const char *reason)
 	 * taking it off the list: hold on to the next one first. */
 	for (c = TAILQ_FIRST(&s->ctrls); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
-		ctrl_stop(c, cdn_result, reason);
+		ctrl_stop(c, cdn_result, cause, reason);
 	}
 }
 

@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
+#include "plugin/report.h"
+
 struct server;
 struct ctrl;
 struct call;
@@ -32,13 +34,15 @@ struct ctrl *ctrl_new(struct server *s, int fd, const struct sockaddr_in *peer,
     const struct sockaddr_in *local, struct client *client);
 /* Close now: live calls end without a word to the peer. */
 void ctrl_close(struct ctrl *c, const char *reason);
-/* Stop cleanly: hang up every live call (pppd ends its LCP, the peer gets
- * a Call-Disconnect-Notify with `cdn_result`), then send a
- * Stop-Control-Connection-Request and close on its reply or after
- * CTRL_STOP_REPLY_MS. */
-void ctrl_stop(struct ctrl *c, uint8_t cdn_result, const char *reason);
+/* Stop cleanly: hang up every live call (pppd ends its LCP giving the
+ * peer `cause`'s text, call_hangup; the peer gets a Call-Disconnect-Notify
+ * with `cdn_result`), then send a Stop-Control-Connection-Request and
+ * close on its reply or after CTRL_STOP_REPLY_MS. */
+void ctrl_stop(struct ctrl *c, uint8_t cdn_result, enum report_cause cause,
+    const char *reason);
 /* ctrl_stop() every connection of the server. */
-void ctrl_stop_all(struct server *s, uint8_t cdn_result, const char *reason);
+void ctrl_stop_all(struct server *s, uint8_t cdn_result,
+    enum report_cause cause, const char *reason);
 /* Every slot is taken and a newcomer knocks: close the connection that
  * has held no call the longest, one that has not sent its
  * Start-Control-Connection-Request first, then one established without a

@@ -197,7 +197,8 @@ dae_disconnect(struct dae *d, const struct dae_dgram *g, struct radius_dm *dm,
 		char reason[sizeof(one->hangup_reason)];
 		snprintf(reason, sizeof(reason), "RADIUS Disconnect-Request from %s",
 		    inet_ntoa(g->from.sin_addr));
-		call_hangup(one, PPTP_CDN_ADMIN_SHUTDOWN, reason);
+		call_hangup(one, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_ADMIN,
+		    reason);
 		v->code = RADIUS_DISCONNECT_ACK;
 		v->hung_up = one;
 	}

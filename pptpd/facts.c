@@ -113,3 +113,13 @@ facts_close(struct facts *f)
 	close(f->fd);
 	f->fd = -1;
 }
+
+int
+facts_send(struct facts *f, const void *data, size_t len)
+{
+	if (f->fd < 0) {
+		errno = EPIPE;
+		return -1;
+	}
+	return send(f->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -1 : 0;
+}

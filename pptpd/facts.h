@@ -47,5 +47,10 @@ int  facts_open(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
  * again from within fn, it returns at once: the outer call goes on. */
 void facts_drain(struct facts *f);
 void facts_close(struct facts *f);
+/* One message to the plugin on the channel's other direction (report.h,
+ * "From pptpd to the plugin"), never blocking. 0, or -1 with errno
+ * (EPIPE: the channel is closed; EAGAIN: pppd has left its receive
+ * buffer full). */
+int  facts_send(struct facts *f, const void *data, size_t len);
 
 #endif

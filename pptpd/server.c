@@ -518,7 +518,8 @@ server_shutdown(struct server *s)
 	}
 	loop_timer_set(s->loop, &s->stop_timer,
 	    (uint64_t)s->conf->stop_timeout * 1000, server_stop_timeout, s);
-	ctrl_stop_all(s, PPTP_CDN_ADMIN_SHUTDOWN, "server shutting down");
+	ctrl_stop_all(s, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_SHUTDOWN,
+	    "server shutting down");
 	server_check_stopped(s);
 }
 
@@ -544,8 +545,8 @@ server_free(struct server *s)
 		loop_fd_del(s->loop, &s->gre_lf);
 		gre_engine_free(s->gre);
 	}
-	loop_timer_cancel(s->loop, &s->stop_timer);
 	kguard_close(s->guard);
+	loop_timer_cancel(s->loop, &s->stop_timer);
 	clients_free(s->clients);
 	pool_free(s->pool);
 	free(s);

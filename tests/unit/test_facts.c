@@ -1,6 +1,7 @@
 /* One call's report channel from the pppd plugin (pptpd/facts.c): every
  * report pppd sent before it closed its end is handed on, whatever else
  * the queue holds. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,6 +113,34 @@ test_empty_message_while_open(void **state)
 	loop_free(l);
 }
 
+/* pptpd's message to the plugin (report.h, event=hangup) reaches pppd's
+ * end whole, is not taken for a report of pppd's, and is refused once
+ * the channel is closed. */
+static void
+test_send_to_plugin(void **state)
+{
+	(void)state;
+	struct loop *l;
+	struct facts f;
+	struct seen s = { 0 };
+	static const char msg[] = "v=1 event=hangup call=7 cause=admin";
+	char got[64];
+	int pppd = channel(&l, &f, &s);
+
+	assert_int_equal(facts_send(&f, msg, strlen(msg)), 0);
+	assert_int_equal(recv(pppd, got, sizeof(got), MSG_DONTWAIT),
+	    (ssize_t)strlen(msg));
+	assert_memory_equal(got, msg, strlen(msg));
+	facts_drain(&f);
+	assert_int_equal(s.n, 0);
+	facts_close(&f);
+	errno = 0;
+	assert_int_equal(facts_send(&f, msg, strlen(msg)), -1);
+	assert_int_equal(errno, EPIPE);
+	close(pppd);
+	loop_free(l);
+}
+
 int
 main(void)
 {
@@ -119,6 +148,7 @@ main(void)
 		cmocka_unit_test(test_report_behind_empty_message),
 		cmocka_unit_test(test_empty_messages_then_end),
 		cmocka_unit_test(test_empty_message_while_open),
+		cmocka_unit_test(test_send_to_plugin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
