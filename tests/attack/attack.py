@@ -111,14 +111,25 @@ class Pinger:
         self.proc.terminate()
 
 
+ETH_P_IP = 0x0800
+
+
 class GreWatch:
     """Watch the live call's GRE in one namespace: the Call ID in the key
-    of packets from `src` and their latest sequence/ack numbers."""
+    of packets from `src` and their latest sequence/ack numbers. With
+    `wire`, as they arrive on the interfaces (a packet socket, which sees
+    them before tc ingress): on the kernel path the GRE guard there may
+    renumber what it passes to the kernel, and a raw GRE socket sees the
+    kernel's numbers, not the client's."""
 
-    def __init__(self, ns, src):
+    def __init__(self, ns, src, wire=False):
         with netns(ns):
-            self.sock = socket.socket(socket.AF_INET, socket.SOCK_RAW,
-                                      socket.IPPROTO_GRE)
+            if wire:
+                self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM,
+                                          socket.htons(ETH_P_IP))
+            else:
+                self.sock = socket.socket(socket.AF_INET, socket.SOCK_RAW,
+                                          socket.IPPROTO_GRE)
         self.src = src
         self.call_id = None
         self.seq = None
@@ -133,7 +144,8 @@ class GreWatch:
                 pkt, addr = self.sock.recvfrom(65535)
             except OSError:
                 return
-            if addr[0] != self.src or len(pkt) < 20:
+            if len(pkt) < 20 or pkt[9] != 47 or \
+                    socket.inet_ntoa(pkt[12:16]) != self.src:
                 continue
             ihl = (pkt[0] & 15) * 4
             g = w.gre_parse(pkt[ihl:])
@@ -1176,7 +1188,7 @@ def main():
     env.flood_srcs = ["%s.%d" % (pfx, i) for i in range(lo, hi + 1)]
 
     env.pinger = Pinger(a.cli_ns, a.tunnel_ip)
-    env.watch_srv = GreWatch(a.srv_ns, a.client)     # key = server's ID
+    env.watch_srv = GreWatch(a.srv_ns, a.client, wire=True)  # key = server's ID
     env.watch_cli = GreWatch(a.cli_ns, a.server)     # key = client's ID
 
     def live_ids():
