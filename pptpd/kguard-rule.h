@@ -30,7 +30,10 @@
  *                             The offset stays until the next such resync.
  *                             Never back before `floor` (where the last
  *                             backward resync came from), so replays get
- *                             nothing delivered a third time.
+ *                             nothing delivered a third time; the floor
+ *                             is forgotten once last is JUMP_MAX past it
+ *                             or a far-off run is believed, as the
+ *                             engine's.
  * The first packet of a call is taken as it comes (there is no stream yet
  * to protect; the call was answered a moment ago).
  */
@@ -125,23 +128,30 @@ kguard_rule_seq(struct kguard_state *st, __u32 seq, __u64 now_ns, __u32 *kseq)
 	if (d >= -KGUARD_JUMP_MAX && d <= KGUARD_JUMP_MAX) {
 		if (st->run_len < KGUARD_RUN_JUMP)
 			return KGUARD_DROP_RUN;
-	} else if (st->run_len < KGUARD_RUN_FAR) {
-		return KGUARD_DROP_RUN;
-	}
-	if (d <= 0) {
-		/* Back: not before where the last backward resync came from,
-		 * and shown to the kernel as last's successor. */
-		if (st->have_floor && kguard_diff(seq, st->floor) <= 0) {
-			st->run_len = 0;
-			return KGUARD_DROP_RUN;
+		if (d <= 0) {
+			/* Back: not before where the last backward resync came
+			 * from. */
+			if (st->have_floor && kguard_diff(seq, st->floor) <= 0) {
+				st->run_len = 0;
+				return KGUARD_DROP_RUN;
+			}
+			st->floor = st->last;
+			st->have_floor = 1;
 		}
-		st->floor = st->last;
-		st->have_floor = 1;
-		st->offset = st->last + st->offset + 1 - seq;
+	} else {
+		if (st->run_len < KGUARD_RUN_FAR)
+			return KGUARD_DROP_RUN;
+		st->have_floor = 0;   /* a new stream: the old floor is moot */
 	}
+	/* Shown to the kernel as last's successor when it is behind. */
+	if (d <= 0)
+		st->offset = st->last + st->offset + 1 - seq;
 	st->resyncs++;
 pass:
 	st->run_len = 0;
+	/* The floor matters only within reach of a backward run. */
+	if (st->have_floor && kguard_diff(seq, st->floor) > KGUARD_JUMP_MAX)
+		st->have_floor = 0;
 	st->last = seq;
 	st->last_ns = now_ns;
 	st->passed++;

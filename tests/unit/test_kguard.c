@@ -209,6 +209,15 @@ test_floor(void **state)
 		assert_int_equal(pkt(s + 13), 0);
 		assert_int_equal(pkt(s + 14), 0);
 		assert_int_equal(st.resyncs, 1);
+		/* A far-off run is a new stream (a client back after a long
+		 * outage, renumbered): the floor does not hold it back, and
+		 * the kernel is still shown newer numbers. */
+		for (uint32_t k = 0; k < KGUARD_RUN_FAR - 1; k++)
+			assert_int_equal(pkt(s - 100000 + k), 0);
+		assert_int_equal(pkt(s - 100000 + KGUARD_RUN_FAR - 1), 1);
+		assert_int_equal(st.have_floor, 0);
+		assert_int_equal(stream(s - 100000 + KGUARD_RUN_FAR, 5), 5);
+		assert_int_equal(st.resyncs, 2);
 	}
 }
 
