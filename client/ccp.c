@@ -24,6 +24,8 @@ static size_t ccp_req_build(struct fsm *f, uint8_t *p, size_t cap)
 {
 	uint8_t v[4];
 
+	if (ccp_of(f)->no_mppe)
+		return 0;
 	be32_put(v, ccp_of(f)->want);
 	return opt_put(p, 0, cap, CCP_OPT_MPPE, v, 4);
 }
@@ -49,7 +51,7 @@ static int ccp_req_check(struct fsm *f, const uint8_t *p, size_t len,
 		uint8_t v[4];
 
 		if (o[0] != CCP_OPT_MPPE || o[1] != CCP_OPT_MPPE_LEN ||
-		    seen) {
+		    seen || c->no_mppe) {
 			opt_reply_rej(&r, o);
 			continue;
 		}
@@ -82,6 +84,8 @@ static int ccp_nak_recv(struct fsm *f, const uint8_t *p, size_t len,
 
 	if (opt_valid(p, len) < 0)
 		return -1;
+	if (c->no_mppe)     /* we asked for nothing: nothing to change */
+		return 0;
 	for (const uint8_t *o = p; o < p + len; o += o[1]) {
 		uint32_t bits, s;
 
@@ -139,6 +143,7 @@ void ccp_init(struct ccp *c, int bits, int stateful, fsm_send_fn *send,
 	    MPPE_OPT_40 | MPPE_OPT_128;
 	c->stateful_ok = stateful ? 1 : 0;
 	c->want = c->allow | (stateful ? 0 : MPPE_OPT_STATELESS);
+	c->no_mppe = bits == CCP_NO_MPPE;
 }
 
 int ccp_agreed(const struct ccp *c, int *bits, int *stateful)

@@ -17,9 +17,16 @@ struct ccp {
 	uint8_t stateful_ok;
 	uint8_t reset_req;  /* the server asked for a reset: flush tx */
 	uint8_t refused;    /* the server's offer and ours do not meet */
+	uint8_t no_mppe;    /* CCP_NO_MPPE: offer nothing, reject MPPE */
 };
 
-/* bits: 40, 128 or 0 for both; stateful: ask for stateful. */
+/* bits for a CCP that runs without MPPE: our Configure-Request carries
+ * no option and every option of the server's is rejected, MPPE among
+ * them (a client that speaks CCP but will not encrypt). */
+#define CCP_NO_MPPE (-1)
+
+/* bits: 40, 128, 0 for both, or CCP_NO_MPPE; stateful: ask for
+ * stateful. */
 void ccp_init(struct ccp *c, int bits, int stateful, fsm_send_fn *send,
     fsm_event_fn *event, void *owner);
 /* The agreed MPPE: 40 or 128 and stateful, or -1 if the two requests

@@ -79,9 +79,10 @@ static void usage(FILE *f)
 "usage: pptp-load --server ADDR [--source A[-B]] [--sessions N] [--rate R]\n"
 "         [--max-setup N]\n"
 "         (--user U --password P | --users FILE) [--profile windows|linux]\n"
-"         [--mppe 128|40|any|none] [--stateful] [--auth mschapv2|chap|pap]\n"
-"         [--renegotiate auth|up [--renegotiate-user U]\n"
-"          [--renegotiate-password P] [--renegotiate-mppe 128|40|any|none]]\n"
+"         [--mppe 128|40|any|none|refuse] [--stateful]\n"
+"         [--auth mschapv2|chap|pap] [--renegotiate auth|up\n"
+"          [--renegotiate-user U --renegotiate-password P]\n"
+"          [--renegotiate-mppe 128|40|any|none|refuse]]\n"
 "         [--stream SIZE,RATE,DURATION,up|down|echo]... [--target IP:PORT]\n"
 "         [--deadline S] [--setup-timeout S] [--hold S] [--json FILE]\n"
 "         [--tun [NAME]] [--progress]\n");
@@ -307,6 +308,8 @@ static enum ppp_mppe parse_mppe(const char *s, const char *why)
 		return PPP_MPPE_ANY;
 	if (strcmp(s, "none") == 0)
 		return PPP_MPPE_NONE;
+	if (strcmp(s, "refuse") == 0)
+		return PPP_MPPE_REFUSE;
 	die(why, s);
 	return PPP_MPPE_NONE;
 }
@@ -324,17 +327,21 @@ static void ppp_config_from(struct run *r, struct ppp_config *p)
 		p->auth = PPP_AUTH_PAP;
 	else
 		die("--auth is mschapv2, chap or pap", r->o.auth);
-	p->mppe = parse_mppe(r->o.mppe, "--mppe is 128, 40, any or none");
+	p->mppe = parse_mppe(r->o.mppe,
+	    "--mppe is 128, 40, any, none or refuse");
 	p->mppe_stateful = r->o.stateful;
-	p->mppe_required = p->mppe != PPP_MPPE_NONE;
+	p->mppe_required = p->mppe != PPP_MPPE_NONE &&
+	    p->mppe != PPP_MPPE_REFUSE;
 	if (r->o.renego) {
 		p->renego = strcmp(r->o.renego, "auth") == 0 ?
 		    PPP_RENEGO_AUTH : PPP_RENEGO_UP;
 		p->renego_user = r->o.renego_user;
 		p->renego_password = r->o.renego_password;
 		p->renego_mppe = r->o.renego_mppe ? parse_mppe(r->o.renego_mppe,
-		    "--renegotiate-mppe is 128, 40, any or none") : p->mppe;
-		p->renego_mppe_required = p->renego_mppe != PPP_MPPE_NONE;
+		    "--renegotiate-mppe is 128, 40, any, none or refuse") :
+		    p->mppe;
+		p->renego_mppe_required = p->renego_mppe != PPP_MPPE_NONE &&
+		    p->renego_mppe != PPP_MPPE_REFUSE;
 	}
 	/* Windows: MRU 1400, CBCP and Identification, DNS/WINS, IPV6CP;
 	 * pppd under pptp-linux: its default MRU and none of those */

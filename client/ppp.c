@@ -189,6 +189,12 @@ static void ccp_opened(struct ppp *p)
 
 	if (p->mppe)
 		return;
+	if (p->cfg.mppe == PPP_MPPE_REFUSE) {
+		/* CCP open with nothing agreed: IP goes in clear */
+		step(p, "ccp");
+		ccp_failed(p);
+		return;
+	}
 	if (ccp_agreed(&p->ccp, &bits, &stateful) < 0 ||
 	    auth_master_key(&p->auth, master) < 0 ||
 	    (p->mppe = mppe_new(master, bits, stateful, 0)) == NULL) {
@@ -215,9 +221,10 @@ static void network_start(struct ppp *p)
 {
 	p->phase = PHASE_NETWORK;
 	if (p->cfg.mppe != PPP_MPPE_NONE) {
-		/* MPPE keys come from MS-CHAPv2 alone. */
-		if (p->auth.proto == PPP_CHAP &&
-		    p->auth.alg == CHAP_ALG_MSCHAPV2) {
+		/* MPPE keys come from MS-CHAPv2 alone (a CCP without MPPE
+		 * needs none). */
+		if (p->cfg.mppe == PPP_MPPE_REFUSE || (p->auth.proto ==
+		    PPP_CHAP && p->auth.alg == CHAP_ALG_MSCHAPV2)) {
 			p->use_ccp = 1;
 			fsm_open(&p->ccp.fsm, p->now);
 			fsm_up(&p->ccp.fsm, p->now);
@@ -258,8 +265,9 @@ static void layer_event(void *owner, uint16_t proto, enum fsm_event ev);
 static void ncps_init(struct ppp *p, const uint8_t *iid)
 {
 	ccp_init(&p->ccp, p->cfg.mppe == PPP_MPPE_40 ? 40 :
-	    p->cfg.mppe == PPP_MPPE_128 ? 128 : 0, p->cfg.mppe_stateful,
-	    ppp_send, layer_event, p);
+	    p->cfg.mppe == PPP_MPPE_128 ? 128 :
+	    p->cfg.mppe == PPP_MPPE_REFUSE ? CCP_NO_MPPE : 0,
+	    p->cfg.mppe_stateful, ppp_send, layer_event, p);
 	ipcp_init(&p->ipcp, p->cfg.want_dns,
 	    p->cfg.want_dns && p->cfg.windows, ppp_send, layer_event, p);
 	ipv6cp_init(&p->ipv6cp, iid, ppp_send, layer_event, p);

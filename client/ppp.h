@@ -25,6 +25,8 @@ enum ppp_mppe {
 	PPP_MPPE_128,
 	PPP_MPPE_40,
 	PPP_MPPE_ANY,        /* offer 40 and 128, take what the server picks */
+	PPP_MPPE_REFUSE,     /* run CCP without MPPE: an empty request, the
+	                        server's MPPE option Configure-Rejected */
 };
 /* When the client renegotiates LCP of its own: a Configure-Request on an
  * open link takes it back to the Establish phase (RFC 1661 section 4.3,

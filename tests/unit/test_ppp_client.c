@@ -92,6 +92,9 @@ struct srv {
 	 * own srv_renegotiate()), CCP Configure-Requests received, and the
 	 * names of the MS-CHAPv2 responses in order */
 	int lcp_renegs, ccp_reqs, nnames;
+	/* an `allow` server: after the client rejects MPPE it asks for
+	 * nothing and acks an empty request (CCP up, IP in clear) */
+	int ccp_clear_ok, ccp_rej_rx, ccp_empty_req;
 	char names[4][16];
 };
 /* The second identity of the renegotiation tests. */
@@ -395,6 +398,13 @@ static void srv_ccp(const uint8_t *d, size_t len)
 	switch (d[0]) {
 	case 1:
 		S.ccp_reqs++;
+		if (len == 4)
+			S.ccp_empty_req++;
+		if (len == 4 && S.ccp_clear_ok) {
+			srv_send(P_CCP, 2, d[1], NULL, 0);
+			S.ccp_ack_sent = 1;
+			break;
+		}
 		if (S.ccp_bits == 0) {
 			srv_send(P_CCP, 4, d[1], o, len - 4);
 			return;
@@ -408,6 +418,11 @@ static void srv_ccp(const uint8_t *d, size_t len)
 	case 2:
 		S.ccp_acked = 1;
 		break;
+	case 4:
+		S.ccp_rej_rx++;
+		if (S.ccp_clear_ok)
+			srv_send(P_CCP, 1, 2, NULL, 0);
+		return;
 	case 14:
 		S.resets++;
 		srv_send(P_CCP, 15, d[1], NULL, 0);
@@ -420,9 +435,12 @@ static void srv_ccp(const uint8_t *d, size_t len)
 		uint8_t master[16], ip[6] = { 3, 6, 10, 0, 0, 1 };
 
 		S.ccp_up = 1;
-		mschap_master_key("clientPass", S.nt, master);
-		S.mppe = mppe_new(master, S.ccp_bits, S.ccp_stateful, 1);
-		assert_non_null(S.mppe);
+		if (!S.ccp_rej_rx) {
+			mschap_master_key("clientPass", S.nt, master);
+			S.mppe = mppe_new(master, S.ccp_bits, S.ccp_stateful,
+			    1);
+			assert_non_null(S.mppe);
+		}
 		srv_send(P_IPCP, 1, 1, ip, 6);
 		S.ipcp_req_sent = 1;
 	}
@@ -1144,6 +1162,29 @@ static void test_server_renegotiation_followed(void **state)
 	assert_up_again(2, 128, 7);
 }
 
+/* --mppe refuse: CCP runs, but the client asks for nothing and rejects
+ * the server's MPPE option; an allow server then opens CCP empty and IP
+ * runs in clear. */
+static void test_ccp_without_mppe(void **state)
+{
+	struct ppp_config c = cfg_windows();
+
+	(void)state;
+	c.mppe = PPP_MPPE_REFUSE;
+	c.mppe_required = 0;
+	S.ccp_clear_ok = 1;
+	start(&c);
+	advance(4000);
+	assert_true(S.ccp_rej_rx >= 1);
+	assert_true(S.ccp_empty_req >= 1);
+	assert_int_equal(S.ccp_empty_req, S.ccp_reqs);   /* never MPPE */
+	assert_int_equal(S.protrej, 0);   /* CCP itself is not refused */
+	assert_non_null(strstr(steps, "ccp "));
+	assert_int_equal(up_count, 1);
+	assert_int_equal(facts.mppe_bits, 0);
+	ip_both_ways(9);
+}
+
 /* While the link is back in Establish, no datagram goes out. */
 static void test_no_ip_while_renegotiating(void **state)
 {
@@ -1196,6 +1237,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_renegotiate_mppe_required_after, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_renegotiation_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_ip_while_renegotiating, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ccp_without_mppe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_checked, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
