@@ -7,9 +7,10 @@
 # 198.18.0.2, bob from 198.18.0.3), `pptpctl sessions` and `sessions --json`
 # show each with its user, client and tunnel address and MPPE-128;
 # `pptpctl kill user alice` hangs up alice's session cleanly (her pppd
-# gets an LCP Terminate-Request and exits, the server logs the CDN and who
-# asked, her address is back in the pool) while bob's tunnel keeps passing
-# traffic; asking for a session that is not there exits 1.
+# gets an LCP Terminate-Request saying "Administrative hang-up" and exits,
+# the server logs the CDN and who asked, her address is back in the pool)
+# while bob's tunnel keeps passing traffic; asking for a session that is
+# not there exits 1; SIGTERM to pptpd tells bob "Server shutdown".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -118,6 +119,12 @@ for _ in $(seq 75); do proc_alive "$pida" || { gone=1; break; }; e2e_sleep 0.2; 
 check "alice's pppd exits after the hang-up" test "$gone" = 1
 assert_log_contains "$(client_log a)" 'rcvd \[LCP TermReq' \
 	"alice's pppd got an LCP Terminate-Request: pppd on the server ended LCP"
+# (pppd's own reason for a SIGTERM on an MPPE session was "MPPE disabled":
+# the plugin gives pptpd's cause instead, plugin/pptpd-policy.c)
+assert_log_contains "$(client_log a)" 'LCP terminated by peer \(Administrative hang-up\)' \
+	"alice's pppd was told why: LCP terminated by peer (Administrative hang-up)"
+assert_log_lacks "$(client_log a)" 'MPPE disabled' \
+	"alice's pppd was not told that encryption failed"
 assert_log_contains "$E2E_SERVER_LOG" \
 	"ctl: kill user alice: call $ida/[0-9]+ 198\.18\.0\.2:[0-9]+ user alice hung up \(asked by uid 0 pid [0-9]+\)" \
 	"the server log names the call and who asked"
@@ -168,6 +175,10 @@ check "on the wire to bob: a CDN, then a StopCCRQ (got: $wire)" \
 	grep -qE 'CDN (EchoRP )*StopCCRQ' <<<"$wire"
 assert_log_contains "$(client_log b)" 'rcvd \[LCP TermReq' \
 	"bob's pppd got an LCP Terminate-Request first: the server's pppd ended LCP"
+assert_log_contains "$(client_log b)" 'LCP terminated by peer \(Server shutdown\)' \
+	"bob's pppd was told why: LCP terminated by peer (Server shutdown)"
+assert_log_lacks "$(client_log b)" 'MPPE disabled' \
+	"bob's pppd was not told that encryption failed"
 rm -f "$E2E_DIR/server.pid"
 
 client_down b
