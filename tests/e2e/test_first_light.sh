@@ -42,8 +42,8 @@ assert_log_contains "$E2E_SERVER_PPPD_LOG" "MPPE 128-bit (stateless|stateful) co
 assert_log_contains "$E2E_SERVER_LOG" "session start: call [0-9]+/[0-9]+ user alice client 198\.18\.0\.2 tunnel $ip mppe 128" \
 	"pptpd logs the session start with user, client, tunnel address and MPPE"
 if [ "$DATAPATH" = kernel ]; then
-	assert_log_contains "$E2E_SERVER_LOG" "data path: kernel PPTP channel \(datapath kernel\)" \
-		"pptpd logs its data path once at startup: the kernel's"
+	assert_log_contains "$E2E_SERVER_LOG" "data path: kernel PPTP channel with its GRE guard \(datapath kernel\)" \
+		"pptpd logs its data path once at startup: the kernel's, with its GRE guard"
 	kid=$(children "$(server_pid)" | head -n 1)
 	check "server pppd $kid has no pty, and pptpd-kernel on its command line" \
 		pppd_on_kernel_path "$kid"

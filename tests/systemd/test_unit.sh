@@ -250,7 +250,10 @@ phase() {
 	tap_ok "$DP: systemctl start pptpd: active, main pid $(main_pid) ($((SECONDS - t0)) s)"
 	case $DP in
 	engine) want='data path: engine \(datapath engine\)' ;;
-	*) want="data path: kernel PPTP channel \(datapath $DP\)" ;;
+	# With its GRE guard: the unit lets pptpd load the eBPF program
+	# (CAP_BPF, CAP_NET_ADMIN, AF_NETLINK for tc); `auto` takes the
+	# kernel path only so.
+	*) want="data path: kernel PPTP channel with its GRE guard \(datapath $DP\)" ;;
 	esac
 	check "$DP: pptpd logs its data path: /${want//\\/}/" jwait "$want" 5
 	[ "$DP" != engine ] && check "$DP: the pptp module is loaded" test -d /sys/module/pptp
