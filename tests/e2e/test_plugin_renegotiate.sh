@@ -17,11 +17,13 @@
 # 1. bob authenticates, and before any CCP of his renegotiates as alice
 #    offering MPPE-128: up with MPPE-128 as alice, traffic passes (the
 #    renegotiation itself works against pppd).
-# 2. the same, but as alice the client refuses MPPE (CCP Protocol-Reject):
-#    no IP may flow in plaintext. The plugin refuses and names alice's
-#    rule; the client never gets IPCP up; pptpd keeps no plaintext alice
-#    session (were one reported up with mppe none, pptpd must have hung it
-#    up: its backstop); pptpctl lists no session of alice's.
+# 2. the same, but as alice the client refuses MPPE, once by refusing CCP
+#    (LCP Protocol-Reject) and once inside CCP (an empty request, the
+#    server's MPPE option Configure-Rejected): no IP may flow in
+#    plaintext. The plugin refuses and names alice's rule; the client
+#    never gets IPCP up; pptpd keeps no plaintext alice session (were one
+#    reported up with mppe none, pptpd must have hung it up: its
+#    backstop); pptpctl lists no session of alice's.
 #    Before the plugin's fix the first identity's pending "allow" decision
 #    survived the renegotiation and alice came up in plaintext.
 # 3. bob refuses MPPE (allow: plaintext), and once IP is up renegotiates
@@ -136,31 +138,40 @@ assert_log_contains "$E2E_SERVER_LOG" \
 	"pptpd: alice's session starts with MPPE-128"
 
 # ---- 2. bob, then alice refusing MPPE: no plaintext IP
-cp "$E2E_SERVER_PPPD_LOG" "$E2E_DIR/server-pppd.1.log"
-: >"$E2E_SERVER_PPPD_LOG"
-hangups0=$(count_log "$E2E_SERVER_LOG" 'user alice is up without MPPE')
-load renego-none --user bob --password "$(user_pass bob)" \
-	--renegotiate auth --renegotiate-user alice \
-	--renegotiate-password "$(user_pass alice)" --renegotiate-mppe none
-check "bob then alice (no MPPE): LCP renegotiated and alice authenticated" \
-	eval 'has_step renegotiate && has_step reauth'
-check "bob then alice (no MPPE): the client never got IP (reason $REASON)" \
-	test "$UP" = 0
-check "bob then alice (no MPPE): no datagram came back in plaintext" \
-	test "$ECHO_BACK" = 0
-assert_log_contains "$E2E_SERVER_PPPD_LOG" \
-	'pptpd-policy: client does not do CCP, MPPE required by [^ ]*pptpd-peers:1 \(policy require-128\): disconnecting' \
-	"plugin refuses alice's plaintext, naming her rule"
-assert_log_lacks "$E2E_SERVER_PPPD_LOG" \
-	'pptpd-policy: alice: .*continuing without MPPE' \
-	"plugin does not fall back to plaintext for alice"
-# pptpd's backstop: every up report of alice's without MPPE is hung up.
-plain=$(count_log "$E2E_SERVER_LOG" 'session start: .* user alice .* mppe none')
-hangups=$(($(count_log "$E2E_SERVER_LOG" 'user alice is up without MPPE') - hangups0))
-check "pptpd hung up every plaintext session of alice's ($plain started, $hangups hung up)" \
-	test "$hangups" -ge "$plain"
-check "pptpctl sessions lists no session of alice's" \
-	test -z "$(ctl_sessions_of alice)"
+# alice_refused HOW DESC PLUGIN_LINE: bob renegotiates as alice with
+# --renegotiate-mppe HOW (none: CCP Protocol-Rejected; refuse: CCP without
+# MPPE, the server's MPPE option Configure-Rejected); the plugin's refusal
+# is PLUGIN_LINE (a regex).
+alice_refused() {
+	local how=$1 desc="bob then alice ($2)" line=$3 plain0 hangups0 plain hangups
+	cp "$E2E_SERVER_PPPD_LOG" "$E2E_DIR/server-pppd.before-$how.log"
+	: >"$E2E_SERVER_PPPD_LOG"
+	plain0=$(count_log "$E2E_SERVER_LOG" 'session start: .* user alice .* mppe none')
+	hangups0=$(count_log "$E2E_SERVER_LOG" 'user alice is up without MPPE')
+	load "renego-$how" --user bob --password "$(user_pass bob)" \
+		--renegotiate auth --renegotiate-user alice \
+		--renegotiate-password "$(user_pass alice)" --renegotiate-mppe "$how"
+	check "$desc: LCP renegotiated and alice authenticated" \
+		eval 'has_step renegotiate && has_step reauth'
+	check "$desc: the client never got IP (reason $REASON)" test "$UP" = 0
+	check "$desc: no datagram came back in plaintext" test "$ECHO_BACK" = 0
+	assert_log_contains "$E2E_SERVER_PPPD_LOG" "$line" \
+		"$desc: plugin refuses alice's plaintext, naming her rule"
+	assert_log_lacks "$E2E_SERVER_PPPD_LOG" \
+		'pptpd-policy: alice: .*continuing without MPPE' \
+		"$desc: plugin does not fall back to plaintext for alice"
+	# pptpd's backstop: every up report of alice's without MPPE is hung up.
+	plain=$(($(count_log "$E2E_SERVER_LOG" 'session start: .* user alice .* mppe none') - plain0))
+	hangups=$(($(count_log "$E2E_SERVER_LOG" 'user alice is up without MPPE') - hangups0))
+	check "$desc: pptpd hung up every plaintext session of alice's ($plain started, $hangups hung up)" \
+		test "$hangups" -ge "$plain"
+	check "$desc: pptpctl sessions lists no session of alice's" \
+		test -z "$(ctl_sessions_of alice)"
+}
+alice_refused none "CCP refused" \
+	'pptpd-policy: client does not do CCP, MPPE required by [^ ]*pptpd-peers:1 \(policy require-128\): disconnecting'
+alice_refused refuse "CCP without MPPE" \
+	'pptpd-policy: client refused MPPE, which [^ ]*pptpd-peers:1 requires \(policy require-128\): disconnecting'
 
 # ---- 3. bob in plaintext renegotiates: IP again
 cp "$E2E_SERVER_PPPD_LOG" "$E2E_DIR/server-pppd.2.log"
