@@ -772,6 +772,10 @@ uint64_t gre_engine_next_deadline(const struct gre_engine *e)
 
 /* ---- pty input ---- */
 
+/* A frame pppd sent that does not decode is a fault: notice, rate-limited.
+ * What it wrote before its first flag is not (hdlc.h, synced): pppd logs
+ * to stdout, our pty, until it has taken the line, unless its options say
+ * nologfd; said at debug level, once, when the first flag ends it. */
 static void framing_log(struct gre_call *c, const struct hdlc_decoder *old)
 {
 	const struct hdlc_decoder *d = &c->dec;
@@ -780,6 +784,14 @@ static void framing_log(struct gre_call *c, const struct hdlc_decoder *old)
 	    d->runts != old->runts)
 		call_log(c, LR_PTY_FRAMING, LOG_NOTICE,
 		    "bad frame from pppd dropped");
+	if (d->synced && !old->synced && d->preamble != 0) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "%llu octets before pppd's first "
+		    "frame dropped (its log lines: nologfd keeps them off the "
+		    "line)", (unsigned long long)d->preamble);
+		call_log(c, LR__COUNT, LOG_DEBUG, msg);
+	}
 }
 
 void gre_call_pty_input(struct gre_call *c, uint64_t now_ms)
@@ -807,6 +819,7 @@ void gre_call_pty_input(struct gre_call *c, uint64_t now_ms)
 		before.bad_fcs = c->dec.bad_fcs;
 		before.too_long = c->dec.too_long;
 		before.runts = c->dec.runts;
+		before.synced = c->dec.synced;
 		hdlc_decode(&c->dec, e->rdbuf, (size_t)n, pty_frame, c);
 		framing_log(c, &before);
 		if ((size_t)n < sizeof(e->rdbuf))

@@ -805,6 +805,15 @@ void hdlc_decode(struct hdlc_decoder *d, const uint8_t *p, size_t len,
 {
 	const uint8_t *end = p + len;
 
+	if (!d->synced) {
+		const uint8_t *q = memchr(p, HDLC_FLAG, len);
+
+		d->preamble += (uint64_t)((q ? q : end) - p);
+		if (q == NULL)
+			return;
+		d->synced = 1;
+		p = q + 1;      /* that flag opens the first frame */
+	}
 	if (d->escaped && p < end && *p != HDLC_FLAG) {
 		/* the ESCAPE ended the previous read */
 		put_octet(d, *p++ ^ HDLC_TRANS);

@@ -42,10 +42,16 @@ struct hdlc_decoder {
 	size_t   len;
 	int      escaped;
 	int      overflow;   /* current frame too long: discard up to the flag */
+	/* A flag has been seen. What comes before the first one is no frame
+	 * (a frame is what lies between two flags, RFC 1662 4.3): on a fresh
+	 * pty it is what pppd wrote before it took the line, its log lines
+	 * when its options let it log to stdout (no nologfd). */
+	int      synced;
 	/* counters for logs and stats: good frames, FCS errors, frames longer
 	 * than HDLC_MAX_FRAME, runts (1..3 octets), frames aborted by
-	 * ESCAPE+FLAG (RFC 1662 4.3; not FCS errors). */
-	uint64_t frames, bad_fcs, too_long, runts, aborts;
+	 * ESCAPE+FLAG (RFC 1662 4.3; not FCS errors), octets before the
+	 * first flag (not errors either). */
+	uint64_t frames, bad_fcs, too_long, runts, aborts, preamble;
 };
 
 void hdlc_decoder_init(struct hdlc_decoder *d);
@@ -62,7 +68,8 @@ typedef void (*hdlc_frame_fn)(void *arg, const uint8_t *frame, size_t len);
 
 /* Feed bytes read from the pty; calls `fn` once per complete good frame.
  * Bad FCS, over-long frames and garbage between flags are counted and
- * dropped. The frame pointer is valid only during the callback. Control
+ * dropped; octets before the first flag are counted (preamble) and
+ * dropped without being taken for a frame. The frame pointer is valid only during the callback. Control
  * characters arriving unescaped are kept as data: on a pty nothing inserts
  * them, so the receive-ACCM deletion rule of RFC 1662 does not apply. */
 void hdlc_decode(struct hdlc_decoder *d, const uint8_t *p, size_t len,

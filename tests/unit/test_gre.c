@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <sys/socket.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "gre/gre.h"
@@ -279,7 +280,7 @@ struct fixture {
 	int other;              /* raw socket at another address */
 	int ppp;                /* our end of the pty stand-in (pppd's side) */
 	int pty;                /* the engine's end */
-	int want_write, closed, close_err, logs;
+	int want_write, closed, close_err, logs, notices;
 	char last_log[256];
 };
 
@@ -287,8 +288,9 @@ static void t_log(void *arg, int prio, const char *msg)
 {
 	struct fixture *f = arg;
 
-	(void)prio;
 	f->logs++;
+	if (prio <= LOG_NOTICE)
+		f->notices++;
 	snprintf(f->last_log, sizeof(f->last_log), "%s", msg);
 }
 
@@ -457,6 +459,36 @@ static void ppp_write_frame(struct fixture *f, const uint8_t *fr, size_t len)
 	size_t n = hdlc_encode(fr, len, 0xffffffff, b, sizeof(b));
 
 	assert_int_equal(write(f->ppp, b, n), (ssize_t)n);
+}
+
+/* A fresh pppd whose options let it log to stdout writes its log lines
+ * to the pty before its first frame: dropped without a notice (pptpd logs
+ * notices for real faults only), the frame after them carried. A frame
+ * pppd garbles is still a notice. */
+static void test_engine_pppd_log_lines_no_notice(void **state)
+{
+	struct fixture *f = *state;
+	static const char text[] =
+	    "Plugin /usr/local/lib/pptpd/pptpd-policy.so loaded.\n";
+	const uint8_t fr[] = { 0xff, 0x03, 0xc0, 0x21, 0x01, 0x01, 0x00, 0x04 };
+	uint8_t b[HDLC_ENCODED_MAX(sizeof(fr))], buf[256];
+	struct gre_packet p;
+	size_t n;
+
+	NEED_ENGINE(f);
+	assert_int_equal(write(f->ppp, text, strlen(text)),
+	    (ssize_t)strlen(text));
+	ppp_write_frame(f, fr, sizeof(fr));
+	gre_call_pty_input(f->c, 1000);
+	assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_int_equal(p.payload_len, sizeof(fr));
+	assert_int_equal(f->notices, 0);
+	n = hdlc_encode(fr, sizeof(fr), 0xffffffff, b, sizeof(b));
+	b[n - 2] ^= 0x01;    /* the FCS */
+	assert_int_equal(write(f->ppp, b, n), (ssize_t)n);
+	gre_call_pty_input(f->c, 1010);
+	assert_int_equal(f->notices, 1);
+	assert_non_null(strstr(f->last_log, "bad frame from pppd dropped"));
 }
 
 static void test_engine_call_ids(void **state)
@@ -1285,6 +1317,7 @@ int main(void)
 		E(test_engine_delayed_ack),
 		E(test_engine_ack_threshold),
 		E(test_engine_pty_to_gre_with_piggyback),
+		E(test_engine_pppd_log_lines_no_notice),
 		E(test_engine_peer_acks),
 		E(test_engine_reorder_and_gap_timer),
 		E(test_engine_wrong_source_and_unknown_call),

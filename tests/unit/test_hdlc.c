@@ -369,7 +369,52 @@ static void test_decode_garbage_between_frames(void **state)
 	hdlc_decode(&d, buf, n, collect, &sink);
 	assert_int_equal(sink.n, 2);
 	assert_memory_equal(sink.data[1], f, sizeof(f));
-	assert_int_equal(d.bad_fcs, 2);
+	/* the junk between two flags is a bad frame; before the first flag
+	 * it is no frame at all */
+	assert_int_equal(d.bad_fcs, 1);
+	assert_int_equal(d.preamble, sizeof(junk));
+}
+
+/* What pppd writes to a fresh pty when its options do not say nologfd:
+ * its log lines, on stdout (our pty) until it has taken the line, then
+ * its first LCP Configure-Request with every control character escaped
+ * (the text as pppd 2.4.9 wrote it on a raw pty). Not a bad frame: the
+ * text lies before the first flag. A '}' in the text (0x7d, ESCAPE)
+ * escapes nothing there. */
+static void test_decode_pppd_log_lines_before_first_frame(void **state)
+{
+	static const char text[] =
+	    "Plugin /usr/local/lib/pptpd/pptpd-policy.so loaded.\n"
+	    "pptpd-policy: plugin for pppd 2.4.9 loaded {x}\n";
+	const uint8_t confreq[] = { 0xff, 0x03, 0xc0, 0x21, 0x01, 0x01, 0x00,
+	    0x0e, 0x05, 0x06, 0x12, 0x34, 0x56, 0x78, 0x07, 0x02, 0x08, 0x02 };
+	uint8_t buf[256];
+	size_t n = strlen(text), cut;
+	struct hdlc_decoder d;
+
+	(void)state;
+	memcpy(buf, text, n);
+	n += hdlc_encode(confreq, sizeof(confreq), 0xffffffff, buf + n,
+	    sizeof(buf) - n);
+	/* whole, and cut at every place: the same */
+	for (cut = 0; cut <= n; cut++) {
+		sink.n = 0;
+		hdlc_decoder_init(&d);
+		hdlc_decode(&d, buf, cut, collect, &sink);
+		hdlc_decode(&d, buf + cut, n - cut, collect, &sink);
+		assert_int_equal(sink.n, 1);
+		assert_int_equal(sink.len[0], sizeof(confreq));
+		assert_memory_equal(sink.data[0], confreq, sizeof(confreq));
+		assert_int_equal(d.bad_fcs + d.runts + d.too_long + d.aborts, 0);
+		assert_int_equal(d.preamble, strlen(text));
+	}
+	/* a bad frame after the first flag is still one */
+	buf[n - 4] ^= 0x01;
+	sink.n = 0;
+	hdlc_decoder_init(&d);
+	hdlc_decode(&d, buf, n, collect, &sink);
+	assert_int_equal(sink.n, 0);
+	assert_int_equal(d.bad_fcs, 1);
 }
 
 static void test_decode_bad_fcs(void **state)
@@ -560,6 +605,8 @@ int main(void)
 		cmocka_unit_test_setup(test_decode_escape_at_end_of_read, setup),
 		cmocka_unit_test_setup(test_decode_consecutive_flags, setup),
 		cmocka_unit_test_setup(test_decode_garbage_between_frames, setup),
+		cmocka_unit_test_setup(test_decode_pppd_log_lines_before_first_frame,
+		    setup),
 		cmocka_unit_test_setup(test_decode_bad_fcs, setup),
 		cmocka_unit_test_setup(test_decode_runts, setup),
 		cmocka_unit_test_setup(test_decode_minimum_frame, setup),
