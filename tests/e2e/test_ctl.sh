@@ -40,6 +40,11 @@ diag_ctl() { sed 's/^/#   pptpctl: /' "$E2E_DIR/ctl.out" "$E2E_DIR/ctl.err"; }
 
 e2e_init
 netns_up
+# pppd logging to stdout, as with an options file without nologfd
+# (Poptop's, examples/radius/options.pptpd): until it has taken the line
+# its log lines go to the pty, ahead of its first frame; that is no bad
+# frame (issue 19, item 14). Its log is in the syslog then.
+SERVER_PPPD_OPTS="logfd 1"
 write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so" \
 	"metrics-listen 127.0.0.1:9917"
 server_start "$PPTPD"
@@ -48,6 +53,10 @@ tap_ok "pptpd listens on 198.18.0.1:1723"
 ipa=$(CLIENT_NS=$NS_CLI client_up a alice "$(user_pass alice)")
 ipb=$(CLIENT_NS=$NS_CLI2 client_up b bob "$(user_pass bob)")
 tap_ok "two tunnels up: alice $ipa from 198.18.0.2, bob $ipb from 198.18.0.3"
+assert_log_contains "$E2E_SYSLOG" "pppd\[[0-9]+\]: Plugin .*pptpd-policy\.so loaded" \
+	"the server's pppd logged before it took the line (logfd 1: to the pty as well)"
+assert_log_lacks "$E2E_SERVER_LOG" "bad frame from pppd" \
+	"no 'bad frame from pppd' notice for a normal session start"
 
 # ---- metrics of the two live sessions, scraped over HTTP
 assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "alice's tunnel passes traffic"
