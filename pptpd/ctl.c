@@ -241,7 +241,8 @@ ctl_session_show(struct ctl_out *o, const struct call *c, uint64_t now)
 	out_printf(o, "rx:          %llu bytes %llu packets\n"
 	    "tx:          %llu bytes %llu packets\n"
 	    "gre rx:      lost %llu reordered %llu duplicate %llu stale %llu "
-	    "wrong-source %llu\ngre tx:      drops %llu unacked %u\n"
+	    "wrong-source %llu\ngre tx:      drops %llu unacked %u "
+	    "over-window %llu\n"
 	    "pty:         drops %llu backlog %u bytes\n",
 	    (unsigned long long)f.gre.rx_bytes, (unsigned long long)f.gre.rx_packets,
 	    (unsigned long long)f.gre.tx_bytes, (unsigned long long)f.gre.tx_packets,
@@ -249,6 +250,7 @@ ctl_session_show(struct ctl_out *o, const struct call *c, uint64_t now)
 	    (unsigned long long)f.gre.rx_duplicates, (unsigned long long)f.gre.rx_stale,
 	    (unsigned long long)f.gre.rx_wrong_source,
 	    (unsigned long long)f.gre.tx_drops, f.gre.tx_unacked,
+	    (unsigned long long)f.gre.tx_over_window,
 	    (unsigned long long)f.gre.pty_drops, f.gre.pty_backlog);
 }
 
@@ -289,9 +291,12 @@ ctl_cmd_status(struct ctl_conn *cc, struct ctl_out *o)
 	    (unsigned long long)gs.rx_errors, (unsigned long long)gs.tx_errors);
 	out_printf(o, "limits:      connections %d, connections-per-client %d, "
 	    "calls-per-connection %d, calls-per-client %d, call-setups %d, "
-	    "call-setups-per-client %d, call-rate-per-client %d\n",
+	    "call-setups-per-client %d, call-rate-per-client %d, "
+	    "call-setup-timeout %d, pool-share-per-client %d%%, "
+	    "stimeout %d, stop-timeout %d\n",
 	    cf->connections, cf->per_client, cf->calls_per_conn,
-	    cf->calls_per_client, cf->setups, cf->setups_per_client, cf->call_rate);
+	    cf->calls_per_client, cf->setups, cf->setups_per_client, cf->call_rate,
+	    cf->setup_timeout, cf->pool_share, cf->stimeout, cf->stop_timeout);
 	return NULL;
 }
 

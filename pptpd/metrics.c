@@ -110,6 +110,7 @@ metrics_count_ended(struct metrics_counts *mc, const struct gre_stats *st)
 	mc->ended_reordered += st->rx_reordered;
 	mc->ended_duplicates += st->rx_duplicates;
 	mc->ended_wrong_source += st->rx_wrong_source;
+	mc->ended_tx_over_window += st->tx_over_window;
 }
 
 /* ---- the exposition text ---- */
@@ -132,6 +133,7 @@ sample(FILE *f, const char *name, const char *type, const char *help,
 struct gre_totals {
 	unsigned long long rx_packets, rx_bytes, tx_packets, tx_bytes;
 	unsigned long long lost, reordered, duplicates, wrong_source;
+	unsigned long long tx_over_window;
 };
 
 static void
@@ -142,7 +144,8 @@ gre_totals(struct server *s, struct gre_totals *t)
 
 	*t = (struct gre_totals){ mc->ended_rx_packets, mc->ended_rx_bytes,
 		mc->ended_tx_packets, mc->ended_tx_bytes, mc->ended_lost,
-		mc->ended_reordered, mc->ended_duplicates, mc->ended_wrong_source };
+		mc->ended_reordered, mc->ended_duplicates, mc->ended_wrong_source,
+		mc->ended_tx_over_window };
 	TAILQ_FOREACH(c, &s->calls, s_entry) {
 		struct gre_stats st;
 		if (c->gre == NULL)
@@ -156,6 +159,7 @@ gre_totals(struct server *s, struct gre_totals *t)
 		t->reordered += st.rx_reordered;
 		t->duplicates += st.rx_duplicates;
 		t->wrong_source += st.rx_wrong_source;
+		t->tx_over_window += st.tx_over_window;
 	}
 }
 
@@ -226,6 +230,9 @@ render_gre(FILE *f, struct server *s)
 	    "dropped as malformed.", es.rx_malformed);
 	sample(f, "pptpd_gre_wrong_source_total", "counter", "GRE packets for a "
 	    "call from an address other than its client's.", t.wrong_source);
+	sample(f, "pptpd_gre_tx_over_window_total", "counter", "GRE data "
+	    "packets sent while the peer's receive window was full (counted, "
+	    "not held back: doc/architecture.md).", t.tx_over_window);
 	sample(f, "pptpd_gre_unknown_call_total", "counter", "GRE packets for "
 	    "no call of ours.", es.rx_unknown_call);
 	sample(f, "pptpd_gre_kernel_path_total", "counter", "GRE packets of "

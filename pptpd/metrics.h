@@ -38,6 +38,7 @@ struct metrics_counts {
 	uint64_t failures[REFUSAL_COUNT];
 	uint64_t ended_rx_packets, ended_rx_bytes, ended_tx_packets, ended_tx_bytes;
 	uint64_t ended_lost, ended_reordered, ended_duplicates, ended_wrong_source;
+	uint64_t ended_tx_over_window;
 };
 
 /* The refusal `reason` (a log text of ctrl.c or call.c) as a label. */

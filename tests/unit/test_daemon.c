@@ -1736,6 +1736,9 @@ test_ctl_status_and_sessions(void **state)
 	assert_true(ctl_out_contains("calls:       2 (setup 0, up 2, hangup 0, ending 0)"));
 	assert_true(ctl_out_contains("pool:        0 of 2 free"));
 	assert_true(ctl_out_contains("limits:      connections "));
+	/* the settings of hardening round 3 too (HARNESS_EXTRA's share) */
+	assert_true(ctl_out_contains("call-setup-timeout 60, "
+	    "pool-share-per-client 100%%, stimeout "));
 
 	assert_int_equal(pptpctl("sessions"), 0);
 	assert_true(ctl_out_contains("%u/11 user alice client 127.0.0.1:", a));
@@ -1768,6 +1771,9 @@ test_ctl_status_and_sessions(void **state)
 	assert_true(ctl_out_contains("user:        bob\n"));
 	assert_true(ctl_out_contains("client:      127.0.0.2:"));
 	assert_true(ctl_out_contains("tunnel:      198.19.0.1"));
+	/* the data sent beyond the peer's window (counted, not held) */
+	assert_true(ctl_out_contains("gre tx:      drops 0 unacked 0 "
+	    "over-window 0\n"));
 	close(s1);
 	close(s2);
 }
@@ -2166,6 +2172,7 @@ test_metrics_scraped(void **state)
 	assert_true(metric(t, "process_resident_memory_bytes") > 0);
 	assert_true(metric(t, "process_open_fds") > 3);
 	metric(t, "process_cpu_seconds_total");
+	assert_int_equal(metric(t, "pptpd_gre_tx_over_window_total"), 0);
 
 	int s1 = pns_start();
 	pns_call(s1, 1, &r);
