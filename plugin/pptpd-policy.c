@@ -552,6 +552,11 @@ decide(void)
 		inet_ntop(AF_INET, &a, ip, sizeof(ip));
 		report_add(&b, "framed_ip", ip);
 	}
+	if (radius_policy_port_limit()) {
+		char n[16];
+		snprintf(n, sizeof(n), "%u", (unsigned)radius_policy_port_limit());
+		report_add(&b, "session_limit", n);
+	}
 	report_send(&b);
 	auth_reported = 1;
 }

@@ -58,6 +58,7 @@
 #define RAD_VENDOR_NONE           (-1)
 #define RAD_VENDOR_MICROSOFT      311
 #define RAD_FRAMED_IP_ADDRESS     8
+#define RAD_PORT_LIMIT            62      /* RFC 2865 5.42 */
 #define RAD_MS_MPPE_ENC_POLICY    7
 #define RAD_MS_MPPE_ENC_TYPES     8
 #define RAD_MS_MPPE_SEND_KEY      16
@@ -105,6 +106,7 @@ struct rad_got {
 	int      have_policy, have_types;
 	uint32_t policy, types;
 	uint32_t framed_ip;            /* network order, 0: none */
+	uint32_t port_limit;           /* Port-Limit, 0: none */
 	int      send_key, recv_key;
 	char     user[MAXNAMELEN];     /* the name it accepted */
 };
@@ -176,6 +178,9 @@ attributes_hook(struct rad_value_pair *list)
 		    vp->lvalue != RAD_IP_USER_CHOOSES &&
 		    vp->lvalue != RAD_IP_NAS_CHOOSES)
 			got.framed_ip = htonl(vp->lvalue);
+		else if (vp->vendorcode == RAD_VENDOR_NONE &&
+		    vp->attribute == RAD_PORT_LIMIT && got.port_limit == 0)
+			got.port_limit = vp->lvalue;
 	}
 	if (got.send_key && got.recv_key && !got.have_policy)
 		keep_mppe_keys(list);
@@ -347,6 +352,12 @@ uint32_t
 radius_policy_framed_ip(void)
 {
 	return got.framed_ip;
+}
+
+uint32_t
+radius_policy_port_limit(void)
+{
+	return got.port_limit;
 }
 
 const char *

@@ -63,6 +63,9 @@ int  radius_mppe_translate(uint32_t policy, int have_types, uint32_t types,
 const char *radius_policy_session_id(void);
 /* Framed-IP-Address RADIUS assigned (network order), 0 if none. */
 uint32_t radius_policy_framed_ip(void);
+/* Port-Limit (RFC 2865 5.42) RADIUS sent for this user: the sessions it
+ * may hold at once (pptpd enforces it, as sessions-per-user); 0 if none. */
+uint32_t radius_policy_port_limit(void);
 
 /* Why the last authentication failed, or NULL if it did not fail through
  * RADIUS ("rejected by the RADIUS server", "no answer from the RADIUS

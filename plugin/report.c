@@ -277,6 +277,8 @@ static const struct {
 } report_causes[] = {
 	[REPORT_CAUSE_ADMIN]    = { "admin",    "Administrative hang-up" },
 	[REPORT_CAUSE_SHUTDOWN] = { "shutdown", "Server shutdown" },
+	[REPORT_CAUSE_LIMIT]    = { "limit",    "Session limit reached" },
+	[REPORT_CAUSE_REPLACED] = { "replaced", "Replaced by a newer session" },
 };
 
 #define REPORT_N_CAUSES (sizeof(report_causes) / sizeof(report_causes[0]))

@@ -42,6 +42,9 @@
  *       framed_ip=ADDR   (opt) RADIUS' Framed-IP-Address: pppd will give
  *                        the peer this address, not the one pptpd put on
  *                        its command line
+ *       session_limit=N  (opt) RADIUS' Port-Limit: the sessions this user
+ *                        may hold at once; pptpd applies it instead of
+ *                        sessions-per-user
  *
  *   event=up     IPCP is up: the session carries traffic
  *       call pid user client
@@ -91,9 +94,12 @@
  *
  *   event=hangup  pptpd is about to end this session: SIGTERM follows
  *       call=ID
- *       cause=admin|shutdown   REPORT_CAUSE_*, report_cause_name():
- *                          admin = pptpctl kill or a RADIUS
- *                          Disconnect-Request; shutdown = pptpd stopping
+ *       cause=admin|shutdown|limit|replaced   REPORT_CAUSE_*,
+ *                          report_cause_name(): admin = pptpctl kill or a
+ *                          RADIUS Disconnect-Request; shutdown = pptpd
+ *                          stopping; limit = the user already holds the
+ *                          sessions sessions-per-user allows; replaced = a
+ *                          newer session of the user took this one's place
  *
  *   pppd takes SIGTERM as "User request" and ends LCP with that reason;
  *   the plugin reads this message when pppd starts to end LCP and gives
@@ -182,6 +188,8 @@ enum report_cause {
 	REPORT_CAUSE_NONE = 0,   /* no message: pppd's own reason stands */
 	REPORT_CAUSE_ADMIN,      /* pptpctl kill, RADIUS Disconnect-Request */
 	REPORT_CAUSE_SHUTDOWN,   /* pptpd is stopping */
+	REPORT_CAUSE_LIMIT,      /* sessions-per-user deny: this one refused */
+	REPORT_CAUSE_REPLACED,   /* sessions-per-user replace: an older one */
 };
 
 /* The cause= token ("admin", "shutdown"), NULL for REPORT_CAUSE_NONE. */

@@ -1348,6 +1348,21 @@ main(int argc, char **argv)
 		    field_is(m, "client", "198.18.7.1"));
 		CHECK(m && strstr(report_get(m, "rule"),
 		    "RADIUS MS-MPPE-Encryption-Policy 2 Types 0x4") != NULL);
+		CHECK(m && report_get(m, "session_limit") == NULL);
+	}
+
+	fprintf(stderr, "== RADIUS: Port-Limit is the user's session limit\n");
+	{
+		static const struct rad_attr a[] = {
+			{ RAD_MICROSOFT, 7, 2 }, { RAD_MICROSOFT, 8, 4 },
+			{ RAD_NONE, 62, 2 },
+		};
+		drain_reports();
+		CHECK(radius_session("frank", "198.18.7.1",
+		    fake_reply_of(a, 3)) == 1);
+		m = next_report();
+		CHECK(field_is(m, "event", "auth") &&
+		    field_is(m, "session_limit", "2"));
 	}
 
 	fprintf(stderr, "== RADIUS: a pptpd-peers rule wins\n");

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "pptpd/call.h"
+#include "pptpd/callsel.h"
 #include "pptpd/client.h"
 #include "pptpd/ctrl.h"
 #include "pptpd/datapath.h"
@@ -990,6 +991,56 @@ call_check_mppe(struct call *c, const struct report_msg *m, const char *peer)
 	return -1;
 }
 
+/* sessions-per-user, or RADIUS' Port-Limit for this user (the plugin's
+ * session_limit): the sessions one user holds at once, counted when a
+ * new one authenticates. At the limit the new one is hung up (deny), or
+ * the user's oldest are until it fits (replace); each side's client is
+ * told why (report.h's causes). Sessions already being hung up do not
+ * count. 0, or -1 when this call was hung up. */
+static int
+call_check_user_limit(struct call *c, const struct report_msg *m,
+    const char *peer)
+{
+	const struct conf *conf = c->srv->conf;
+	uint64_t limit = (uint64_t)conf->sessions_per_user;
+	struct callsel sel = { .user = c->user };
+	unsigned held = 0;
+	struct call *o;
+
+	if (report_get(m, "session_limit") != NULL &&
+	    (report_get_u64(m, "session_limit", &limit) < 0 || limit == 0))
+		limit = (uint64_t)conf->sessions_per_user;
+	if (limit == 0 || c->user[0] == '\0')
+		return 0;
+	for (o = NULL; (o = callsel_next(&sel, c->srv, o)) != NULL; )
+		held += o != c && o->state == CALL_ACTIVE;
+	if (held < limit)
+		return 0;
+	if (conf->user_limit_action == CONF_USER_LIMIT_DENY) {
+		log_msg(LOG_NOTICE, "call %u/%u %s: user %s already holds %u "
+		    "session(s), the limit (%s): hanging up the new one", c->id,
+		    c->peer_id, peer, c->user, held,
+		    report_get(m, "session_limit") ? "RADIUS Port-Limit" :
+		    "sessions-per-user");
+		call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_LIMIT,
+		    "session limit");
+		return -1;
+	}
+	/* replace: calls are listed oldest first */
+	for (o = NULL; held >= limit && (o = callsel_next(&sel, c->srv, o)) != NULL; ) {
+		if (o == c || o->state != CALL_ACTIVE)
+			continue;
+		log_msg(LOG_NOTICE, "call %u/%u: user %s's session replaced by "
+		    "call %u/%u from %s (%s %u)", o->id, o->peer_id, c->user,
+		    c->id, c->peer_id, peer, report_get(m, "session_limit") ?
+		    "RADIUS Port-Limit" : "sessions-per-user", (unsigned)limit);
+		call_hangup(o, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_REPLACED,
+		    "replaced by a newer session");
+		held--;
+	}
+	return 0;
+}
+
 static void
 call_log_session(struct call *c, const struct report_msg *m)
 {
@@ -1000,6 +1051,8 @@ call_log_session(struct call *c, const struct report_msg *m)
 		log_msg(LOG_INFO, "call %u/%u %s: user %s authenticated, MPPE policy %s "
 		    "(%s)", c->id, c->peer_id, peer, c->user, call_fact(m, "policy"),
 		    call_fact(m, "rule"));
+		if (call_check_user_limit(c, m, peer) < 0)
+			return;
 		/* RADIUS' Framed-IP-Address: claimed before IPCP gives it out. */
 		if (report_get(m, "framed_ip") != NULL)
 			call_claim_address(c, report_get(m, "framed_ip"));

@@ -48,6 +48,8 @@ struct key {
 
 /* Indexed by enum conf_datapath. */
 static const char *const datapath_names[] = { "engine", "kernel", "auto", NULL };
+/* Indexed by enum conf_user_limit. */
+static const char *const user_limit_names[] = { "deny", "replace", NULL };
 
 /* The values of each K_ENUM key, by its field. */
 static const struct {
@@ -55,6 +57,7 @@ static const struct {
 	const char *const *names;
 } enums[] = {
 	{ F(datapath), datapath_names },
+	{ F(user_limit_action), user_limit_names },
 };
 
 static const struct key keys[] = {
@@ -79,6 +82,8 @@ static const struct key keys[] = {
 	{ "call-setup-timeout", K_INT, F(setup_timeout), 1, 3600, NULL },
 	{ "pool-share-per-client", K_INT, F(pool_share), 1, 100, NULL },
 	{ "stop-timeout", K_INT, F(stop_timeout), 1, 3600, NULL },
+	{ "sessions-per-user", K_INT, F(sessions_per_user), 0, 65535, NULL },
+	{ "sessions-per-user-action", K_ENUM, F(user_limit_action), 0, 0, NULL },
 	{ "plugin",      K_PATH,  F(plugin),      0, 0, NULL },
 	{ "noplugin",    K_FLAG,  F(noplugin),    0, 0, NULL },
 	{ "peers",       K_PATH,  F(peers),       0, 0, NULL },

@@ -94,6 +94,14 @@
 #define CONF_DEFAULT_PLUGIN      "/usr/local/lib/pptpd/pptpd-policy.so"
 #endif
 
+/* Values of `sessions-per-user-action`, in the order conf.c names them:
+ * at the limit, a new session is refused (the default: a stolen password
+ * cannot push the owner off), or it ends the user's oldest. */
+enum conf_user_limit {
+	CONF_USER_LIMIT_DENY,
+	CONF_USER_LIMIT_REPLACE,
+};
+
 /* Values of `datapath`, in the order conf.c names them. */
 enum conf_datapath {
 	CONF_DATAPATH_ENGINE,   /* the default */
@@ -124,6 +132,8 @@ struct conf {
 	int            setup_timeout;      /* seconds for a session to come up */
 	int            pool_share;         /* percent of the pool per address */
 	int            stop_timeout;       /* seconds */
+	int            sessions_per_user;  /* 0: any (RADIUS' Port-Limit wins) */
+	int            user_limit_action;  /* enum conf_user_limit */
 	char          *plugin;        /* pptpd-policy.so */
 	int            noplugin;
 	char          *peers;         /* per-peer MPPE policy file */

@@ -661,6 +661,10 @@ server_log_changes(const struct conf *a, const struct conf *b)
 	log_change_int("pool-share-per-client", a->pool_share, b->pool_share, &n);
 	log_change_int("stimeout", a->stimeout, b->stimeout, &n);
 	log_change_int("stop-timeout", a->stop_timeout, b->stop_timeout, &n);
+	log_change_int("sessions-per-user", a->sessions_per_user,
+	    b->sessions_per_user, &n);
+	log_change_int("sessions-per-user-action", a->user_limit_action,
+	    b->user_limit_action, &n);
 	log_change_int("debug", a->debug, b->debug, &n);
 	log_change_str("option", a->option, b->option, &n);
 	log_change_str("ppp", a->ppp, b->ppp, &n);

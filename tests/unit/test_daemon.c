@@ -944,6 +944,8 @@ teardown_quiet(void **state)
 	unsetenv("FAKE_PPPD_ACCT_STOP");
 	unsetenv("FAKE_PPPD_UP_POLICY");
 	unsetenv("FAKE_PPPD_UP_MPPE");
+	unsetenv("FAKE_PPPD_AUTH");
+	unsetenv("FAKE_PPPD_SESSION_LIMIT");
 	return teardown(state);
 }
 
@@ -3008,6 +3010,93 @@ test_dae_long_user_names(void **state)
 	close(s2);
 }
 
+/* ---- sessions-per-user (issue 20, item 3) ---- */
+
+/* carol's first session, from 127.0.0.1, up; then her second, from
+ * 127.0.0.2, placed. The stand-in pppd reports "auth" then "up", as the
+ * plugin does. Returns the first session's Call ID in *first and the
+ * second's in *second. */
+static void
+carol_twice(const char *conf, int *s1, int *s2, uint16_t *first,
+    uint16_t *second)
+{
+	struct pptp_msg r;
+	setenv("FAKE_PPPD_AUTH", "1", 1);
+	setenv("FAKE_PPPD_USERS", "127.0.0.1=carol 127.0.0.2=carol", 1);
+	daemon_start(conf);
+	*s1 = pns_start_from("127.0.0.1");
+	pns_call(*s1, 11, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	*first = r.u.ocrp.call_id;
+	for (int i = 0; i < SESSION_WAIT_TICKS && log_count("session start: call") < 1; i++)
+		usleep(10000);
+	assert_int_equal(log_count("session start: call"), 1);
+	*s2 = pns_start_from("127.0.0.2");
+	pns_call(*s2, 22, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	*second = r.u.ocrp.call_id;
+}
+
+/* deny (the default action): the second session of a user at her limit
+ * is hung up as it authenticates; the first goes on. */
+static void
+test_sessions_per_user_deny(void **state)
+{
+	int s1, s2;
+	uint16_t a, b;
+	carol_twice("sessions-per-user 1\n", &s1, &s2, &a, &b);
+	pns_hung_up(s2, b);
+	assert_true(log_contains("user carol already holds 1 session(s), the "
+	    "limit (sessions-per-user): hanging up the new one"));
+	pns_alive(s1, 1);
+	assert_int_equal(pptpctl("sessions"), 0);
+	assert_true(ctl_out_contains("%u/11 user carol client 127.0.0.1:", a));
+	close(s1);
+	close(s2);
+}
+
+/* replace: the new session ends the oldest, which is told why. */
+static void
+test_sessions_per_user_replace(void **state)
+{
+	int s1, s2;
+	uint16_t a, b;
+	carol_twice("sessions-per-user 1\nsessions-per-user-action replace\n",
+	    &s1, &s2, &a, &b);
+	pns_hung_up(s1, a);
+	assert_true(log_contains("user carol's session replaced by call "));
+	pns_alive(s2, 2);
+	assert_int_equal(pptpctl("status"), 0);
+	assert_true(ctl_out_contains("calls:       1 (setup 0, up 1"));
+	close(s1);
+	close(s2);
+}
+
+/* RADIUS' Port-Limit (session_limit in "auth") is the limit when
+ * pptpd.conf sets none; without either, any number of sessions. */
+static void
+test_sessions_per_user_radius_port_limit(void **state)
+{
+	int s1, s2;
+	uint16_t a, b;
+	setenv("FAKE_PPPD_SESSION_LIMIT", "1", 1);
+	carol_twice("", &s1, &s2, &a, &b);
+	pns_hung_up(s2, b);
+	assert_true(log_contains("the limit (RADIUS Port-Limit)"));
+	pns_alive(s1, 1);
+	close(s1);
+	close(s2);
+	teardown_quiet(state);
+	carol_twice("", &s1, &s2, &a, &b);
+	for (int i = 0; i < SESSION_WAIT_TICKS && log_count("session start: call") < 2; i++)
+		usleep(10000);
+	assert_int_equal(log_count("session start: call"), 2);
+	pns_alive(s1, 3);
+	pns_alive(s2, 4);
+	close(s1);
+	close(s2);
+}
+
 /* Item 6: two sessions share an Acct-Session-Id (radius.so of pppd 2.4.9
  * makes it of the time alone). A request by it alone names both: NAK 508,
  * and neither is hung up; with the tunnel address too it names one. */
@@ -3513,6 +3602,10 @@ main(void)
 		cmocka_unit_test_teardown(test_dae_long_user_names, teardown_quiet),
 		cmocka_unit_test_teardown(test_dae_shared_acct_session_id, teardown_quiet),
 		cmocka_unit_test_teardown(test_dae_replay, teardown_quiet),
+		cmocka_unit_test_teardown(test_sessions_per_user_deny, teardown_quiet),
+		cmocka_unit_test_teardown(test_sessions_per_user_replace, teardown_quiet),
+		cmocka_unit_test_teardown(test_sessions_per_user_radius_port_limit,
+		    teardown_quiet),
 	};
 	/* TEST_FILTER="test_call_id* test_shutdown*": only those, in the
 	 * usual order (a developer's loop around a test and the ones before
