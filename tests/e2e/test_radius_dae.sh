@@ -68,7 +68,7 @@ naked() { grep -q 'Received Disconnect-NAK' "$E2E_DIR/dm.out" && grep -Eq "Error
 up() { CLIENT_NS=$2 client_up "$1" "$3" "$(user_pass "$3")"; }
 
 # gone_cleanly NAME DESC: NAME's pppd exits after an LCP Terminate-Request
-# from the server, and its pptp got the CDN for the call pptpd hung up
+# from the server that says "Administrative hang-up", and its pptp got the CDN for the call pptpd hung up
 # (the call id from pptpd's dae line).
 gone_cleanly() {
 	local name=$1 desc=$2 pid i id
@@ -77,6 +77,8 @@ gone_cleanly() {
 	check "$desc: its pppd exits" eval '! proc_alive "$pid"'
 	assert_log_contains "$(client_log "$name")" 'rcvd \[LCP TermReq' \
 		"$desc: its pppd got an LCP Terminate-Request (the server's pppd ended LCP)"
+	assert_log_contains "$(client_log "$name")" 'LCP terminated by peer \(Administrative hang-up\)' \
+		"$desc: its pppd was told why (Administrative hang-up, not MPPE disabled)"
 	id=$(sed -n 's/.*dae: Disconnect-Request id [0-9]* from .*: call \([0-9]*\)\/[0-9]* .* hung up$/\1/p' \
 		"$E2E_SERVER_LOG" | tail -n 1)
 	wait_for_log "$E2E_SYSLOG" "Call disconnect notification received \(call id ${id:-x}\)" 10 || true
