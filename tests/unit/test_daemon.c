@@ -944,6 +944,7 @@ teardown_quiet(void **state)
 	unsetenv("FAKE_PPPD_ACCT_STOP");
 	unsetenv("FAKE_PPPD_UP_POLICY");
 	unsetenv("FAKE_PPPD_UP_MPPE");
+	unsetenv("FAKE_PPPD_TOLD");
 	unsetenv("FAKE_PPPD_AUTH");
 	unsetenv("FAKE_PPPD_SESSION_LIMIT");
 	return teardown(state);
@@ -1126,22 +1127,52 @@ test_call_id_not_reused_while_ending(void **state)
 	close(s);
 }
 
+static char told_want[96];
+static int told(void);
+
+/* No PID.told of an earlier test (the Call IDs repeat between tests). */
+static void
+told_reset(void)
+{
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof(cmd), "rm -f %s/*.told", tmpdir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int
+unset_told(void **state)
+{
+	(void)state;
+	unsetenv("FAKE_PPPD_UP_USER");
+	unsetenv("FAKE_PPPD_TOLD");
+	return 0;
+}
+
 /* SIGTERM: the peer hears of it (CDN, then StopCCRQ), and the daemon exits
- * once it has answered. */
+ * once it has answered. pppd's plugin is told why first (report.h,
+ * event=hangup), so the client hears "Server shutdown". */
 static void
 test_shutdown_tells_the_peer(void **state)
 {
 	struct pptp_msg r, m;
 	int st;
+	setenv("FAKE_PPPD_UP_USER", "alice", 1);
+	setenv("FAKE_PPPD_TOLD", "1", 1);
+	told_reset();
 	daemon_start("");
 	int s = pns_start();
 	pns_call(s, 42, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
 	wait_for(daemon_children, 1, 2000);
+	for (int i = 0; i < SESSION_WAIT_TICKS && log_count("session start: call") < 1; i++)
+		usleep(10000);
 	kill(daemon_pid, SIGTERM);
 	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
 	assert_int_equal(m.u.cdn.call_id, r.u.ocrp.call_id);
 	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
+	snprintf(told_want, sizeof(told_want),
+	    "v=1 event=hangup call=%u cause=shutdown", r.u.ocrp.call_id);
+	wait_for(told, 1, 2000);
 	assert_int_equal(pns_recv(s, &m, REPLY_MS), 0);
 	assert_int_equal(m.type, PPTP_STOPCCRQ);
 	pns_send_simple(s, PPTP_STOPCCRP, 0);
@@ -1780,9 +1811,22 @@ test_ctl_status_and_sessions(void **state)
 	close(s2);
 }
 
+/* The stand-in pppd that wrote exactly told_want to its PID.told
+ * (FAKE_PPPD_TOLD): 1, or 0. */
+static int
+told(void)
+{
+	char cmd[PATH_MAX + 192];
+	snprintf(cmd, sizeof(cmd), "grep -qx '%s' %s/*.told 2>/dev/null",
+	    told_want, tmpdir);
+	return system(cmd) == 0;
+}
+
 /* kill: a clean hang-up of the one session asked for, a CDN to its
  * client, its address back in the pool, a log line naming who asked; the
- * other session is left alone. Errors have their own exit statuses. */
+ * other session is left alone. Errors have their own exit statuses.
+ * pppd's plugin is told why before the SIGTERM (report.h, event=hangup),
+ * so the client hears "Administrative hang-up". */
 static void
 test_ctl_kill(void **state)
 {
@@ -1790,6 +1834,8 @@ test_ctl_kill(void **state)
 	uint16_t a, b;
 	struct pptp_msg m;
 	char arg[64];
+	setenv("FAKE_PPPD_TOLD", "1", 1);
+	told_reset();
 	ctl_two_sessions(&s1, &s2, &a, &b);
 
 	assert_int_equal(pptpctl("kill user nobody"), 1);
@@ -1808,6 +1854,9 @@ test_ctl_kill(void **state)
 	assert_int_equal(m.u.cdn.result, PPTP_CDN_ADMIN_SHUTDOWN);
 	assert_true(log_contains("ctl: kill id "));
 	assert_true(log_contains("user alice hung up (asked by uid 0 pid "));
+	snprintf(told_want, sizeof(told_want),
+	    "v=1 event=hangup call=%u cause=admin", a);
+	wait_for(told, 1, 2000);
 	/* the address is free once pppd is reaped */
 	pool_free_is("pool:        1 of 2 free");
 	assert_true(ctl_out_contains("calls:       1 (setup 0, up 1, hangup 0, ending 0)"));
@@ -3565,7 +3614,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_log_flood_rate_limited, setup, teardown),
 		cmocka_unit_test_teardown(test_connection_without_call_stopped, teardown_quiet),
 		cmocka_unit_test_teardown(test_call_id_not_reused_while_ending, teardown_quiet),
-		cmocka_unit_test(test_shutdown_tells_the_peer),
+		cmocka_unit_test_teardown(test_shutdown_tells_the_peer,
+		    unset_told),
 		cmocka_unit_test(test_shutdown_bounded),
 		cmocka_unit_test_setup_teardown(test_cdn_text_is_neutral, setup, teardown),
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
