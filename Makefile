@@ -138,6 +138,7 @@ unit: unit-bin
 	python3 regress/test_spec.py
 	python3 regress/test_baseline.py
 	python3 regress/test_expect.py
+	python3 regress/test_path.py
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
 

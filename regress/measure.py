@@ -14,7 +14,9 @@ every version in turn (A B, then B A, A B ...), one session:
      pptp-linux as its pty, MS-CHAPv2 (+ MPPE-128 unless MPPE=0);
   3. ping through the tunnel (RTT), then each stream with iperf3, bracketed
      by snapshots of the CPU time of every server-side process (pptpd,
-     Poptop's pptpctrl, the pppd it runs);
+     Poptop's pptpctrl, the pppd it runs); a stream with a `path` runs
+     over netem on both ends of the veth, with pings and the server's
+     ack timing (acksniff.py) taken on that path;
   4. hang up, stop the server, kill anything left in the namespaces.
 
 Results go to RESULTS/raw.json (rewritten after each session, so a run cut
@@ -51,6 +53,16 @@ LINKNAME = "regress"
 # and our own probes. Everything else in netns srv is the server.
 NOT_SERVER = {"iperf3", "ping", "ip", "ss", "sleep"}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# A `path` stream's links: (direction, netns, the device whose egress
+# carries that direction).
+PATH_DEVS = (("up", CLI_NS, "rg-cli"), ("down", SRV_NS, "rg-srv"))
+# Pings on a stream's path: its RTT (the idle tunnel's 10, as the session's).
+PATH_PINGS = 10
+ACKSNIFF = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "acksniff.py")
+# Fewer acked data packets than this (a down stream's client sends few)
+# make no ack-delay figure: a median of a handful is one timer's phase.
+ACK_SAMPLES_MIN = 20
 
 
 class SessionError(Exception):
@@ -470,6 +482,23 @@ class Bed:
                     "connections %d\n" % (w, TUN_LOCAL, self.pool(),
                                            max(10, self.sessions + 10)))
 
+    def path_on(self, path):
+        """netem on each end's egress: `up` (client -> server) on rg-cli,
+        `down` on rg-srv; a direction the path does not name stays clean."""
+        for d, ns, dev in PATH_DEVS:
+            if d in path:
+                run(["tc", "qdisc", "replace", "dev", dev, "root"] +
+                    streamlib.netem_args(path[d]), ns=ns)
+
+    def path_off(self):
+        """Back to the clean link (the veth's default qdisc). Both ends,
+        whatever the path named, so a run cut short leaves no netem."""
+        for _, ns, dev in PATH_DEVS:
+            out = run(["tc", "qdisc", "show", "dev", dev, "root"], ns=ns,
+                      check=False).stdout
+            if "netem" in out:
+                run(["tc", "qdisc", "del", "dev", dev, "root"], ns=ns)
+
     def teardown(self):
         for ns in self.made_ns:
             try:
@@ -599,6 +628,36 @@ def merge_conf(base, extra):
     kept = [line for line in base
             if not line.split() or line.split()[0] not in keys]
     return "".join(line + "\n" for line in kept + list(extra))
+
+
+class AckSniff:
+    """acksniff.py in netns cli for the length of a stream."""
+
+    def __init__(self, work):
+        self.err = open(os.path.join(work, "acksniff.log"), "w")
+        self.p = subprocess.Popen(
+            ["ip", "netns", "exec", CLI_NS, sys.executable, ACKSNIFF,
+             "rg-cli"], stdout=subprocess.PIPE, stderr=self.err,
+            stdin=subprocess.DEVNULL, text=True)
+        if self.p.stdout.readline().strip() != "ready":
+            self.p.kill()
+            self.p.wait()
+            self.err.close()
+            raise RuntimeError("acksniff.py did not start (see %s)"
+                               % self.err.name)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            out, _ = self.p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            out, _ = self.p.communicate()
+        self.err.close()
+        try:
+            return json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return {"n": 0, "median_ms": None, "error": out[-200:]}
 
 
 class Session:
@@ -738,6 +797,8 @@ class Session:
             return self.load_stream(s, raw_path)
         if s.get("client") == "host":
             return self.host_stream(s, raw_path, settle)
+        if s.get("path"):
+            return self.path_stream(s, raw_path, settle)
         self.check_alive()
         ino = self.bed.srv_ino
         rx_pid = self._rx_pid(s["direction"])
@@ -818,6 +879,31 @@ class Session:
                  server_cpu_pct=cpu * 100.0 / wall if wall else None)
         self.check_alive()
         return m, d
+
+    def path_stream(self, s, raw_path, settle):
+        """A stream over an emulated link (`path`): netem on both ends of
+        the veth for the stream alone (the dial and the idle ping are on
+        the clean link, so every version's session starts alike), taken
+        off again however the stream ends. On the path: the RTT of
+        PATH_PINGS pings, then the stream, with the server's ack timing
+        read on the client's end of the wire (acksniff.py)."""
+        self.bed.path_on(s["path"])
+        sniff = None
+        try:
+            m_ping, d_ping = self.ping(PATH_PINGS)
+            sniff = AckSniff(self.bed.work)
+            m, d = self.stream(dict(s, path=None), raw_path, settle)
+            acks = sniff.stop()
+            sniff = None
+            m["rtt"] = m_ping["rtt"]
+            m["ack_delay"] = acks["median_ms"] \
+                if acks["n"] >= ACK_SAMPLES_MIN else None
+            d.update(path=s["path"], path_ping=d_ping, acks=acks)
+            return m, d
+        finally:
+            if sniff:
+                sniff.stop()
+            self.bed.path_off()
 
     def host_stream(self, s, raw_path, settle):
         """A single-session stream from the host (`client host`): one
@@ -1169,17 +1255,22 @@ def round_order(versions, rnd):
     return list(versions) if rnd % 2 else list(reversed(versions))
 
 
+# The progress line after each stream: (metric, format, only on a stream
+# with a `path`, whose own figures these are: its rtt and ack delay are
+# there alone, and out of order is what a reordering path shows).
+SUMMARY = (("throughput", "%.3f Mbit/s", False),
+           ("loss", "loss %.2f %%", False),
+           ("cpu_per_mb", "server CPU %.1f ms/MB", False),
+           ("guest_cpu_per_mb", "VM CPU %.1f ms/MB", False),
+           ("ooo", "out of order %d", True),
+           ("rtt", "RTT %.1f ms", True),
+           ("ack_delay", "ack delay %.1f ms", True))
+
+
 def summary(m):
-    parts = []
-    if m.get("throughput") is not None:
-        parts.append("%.3f Mbit/s" % m["throughput"])
-    if m.get("loss") is not None:
-        parts.append("loss %.2f %%" % m["loss"])
-    if m.get("cpu_per_mb") is not None:
-        parts.append("server CPU %.1f ms/MB" % m["cpu_per_mb"])
-    if m.get("guest_cpu_per_mb") is not None:
-        parts.append("VM CPU %.1f ms/MB" % m["guest_cpu_per_mb"])
-    return ", ".join(parts)
+    on_path = "ack_delay" in m
+    return ", ".join(fmt % m[key] for key, fmt, path_only in SUMMARY
+                     if m.get(key) is not None and (on_path or not path_only))
 
 
 def env_info():

@@ -113,8 +113,17 @@ METRICS = [
     Metric("jitter", "jitter", "ms", LOWER, 0.2, "{:.3g}", kinds=("udp",)),
     Metric("retrans", "TCP retransmits", "segs", LOWER, 10.0, "{:.0f}",
            kinds=("tcp",)),
+    # The session's idle ping (stream "ping"), and on a stream with a
+    # `path` the pings over that path (measure.py: path_stream); a
+    # stream without a path has none, and so no row.
     Metric("rtt", "round-trip time", "ms", LOWER, 0.05, "{:.3g}",
-           kinds=("ping",)),
+           kinds=("ping", "udp", "tcp")),
+    # On a `path` stream: the median time from a data packet of the
+    # client to the server's first ack covering it (acksniff.py). The
+    # floor is half the engine's ack timer (100 ms): a jitter of a few
+    # timer phases is no change, a timer twice as slow is.
+    Metric("ack_delay", "ack delay", "ms", LOWER, 50.0, "{:.3g}",
+           kinds=("udp", "tcp")),
 ]
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 

@@ -33,6 +33,19 @@ A stream file is a list of `key value` lines (`key = value` works too);
                   host: pptp-load's TUN mode on the host over the tap
                   link, with iperf3 on the host (tcp or udp), so the
                   client shares none of the VM's CPU
+  path            [up|down] netem-like terms: the link between client and
+                  server for this stream (tc netem on the egress of each
+                  end of the test bed's veth, only while the stream runs):
+                  `rate 64k`, `delay 30ms`, `jitter 20ms` (needs delay),
+                  `loss 1%`, `reorder 5%` (needs delay: the packets it
+                  picks are sent at once, the rest delayed) and `gap 3`
+                  (needs reorder: every 3rd packet is the one sent at
+                  once). Without `up`/`down` a line applies to both
+                  directions; `path down rate 1M` and `path up rate 256k`
+                  make an asymmetric link (down: server -> client).
+                  Repeatable: the lines add up, a later term replacing
+                  an earlier one of the same direction. Not with
+                  `client host` or `sessions` (their link is the VM's tap)
   quick           yes | no: also run with QUICK=1 (default no)
   quick_duration  seconds when QUICK=1 (default: duration)
   description     free text for the report
@@ -49,7 +62,21 @@ KINDS = ("udp", "tcp")
 DIRECTIONS = ("up", "down", "both")
 KEYS = ("kind", "size", "rate", "duration", "direction", "quick",
         "quick_duration", "window", "pacing", "noise", "sessions", "client",
-        "description")
+        "path", "description")
+# The terms of a `path` line, each with one value, and the directions it
+# names: up is the client's egress (client -> server), down the server's.
+PATH_TERMS = ("rate", "delay", "jitter", "loss", "reorder", "gap")
+PATH_DIRS = ("up", "down")
+# netem's own queue (packets): its default of 1000 would hold seconds of
+# a stream beyond a slow link's rate; 100 is about what a modem or DSL
+# router buffers (about 15 s at 64 kbit/s of 1200-byte packets, which is
+# why a stream on such a path must offer no more than the link carries).
+PATH_LIMIT = 100
+# Bounds of a path: a delay beyond 10 s outlasts any stream here, a rate
+# under 1 kbit/s would not carry a dial's control traffic in time, and a
+# link beyond 1 Gbit/s is no longer the bottleneck of this tunnel.
+PATH_DELAY_MAX_MS = 10000
+PATH_RATE_MIN, PATH_RATE_MAX = 1e3, 1e9
 SESSIONS_MAX = 2000
 SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
 
@@ -79,6 +106,114 @@ def _yes(text):
     raise StreamError("want yes or no, got %r" % text)
 
 
+def parse_ms(text):
+    """Milliseconds from `30ms`, `1.5s` or `200us`."""
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+)(us|ms|s)", text.strip().lower())
+    if not m:
+        raise StreamError("bad time %r (want e.g. 30ms, 1s or 500us)" % text)
+    return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
+
+
+def parse_pct(text):
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+)%", text.strip())
+    if not m or float(m.group(1)) > 100:
+        raise StreamError("bad percentage %r (want e.g. 1%% or 0.5%%)"
+                          % text)
+    return float(m.group(1))
+
+
+def parse_path_line(text, path):
+    """Add one `path` line's terms to `path` ({"up": {...}, "down": {...}})."""
+    words = text.split()
+    dirs = PATH_DIRS
+    if words and words[0] in PATH_DIRS:
+        dirs = (words.pop(0),)
+    if not words or len(words) % 2:
+        raise StreamError("want `path [up|down] TERM VALUE ...` with terms "
+                          "%s" % ", ".join(PATH_TERMS))
+    terms = {}
+    for term, val in zip(words[::2], words[1::2]):
+        if term not in PATH_TERMS:
+            raise StreamError("unknown path term %r (known: %s)"
+                              % (term, ", ".join(PATH_TERMS)))
+        if term == "rate":
+            v = parse_rate(val, 0)
+            if not PATH_RATE_MIN <= v <= PATH_RATE_MAX:
+                raise StreamError("path rate %s out of range 1k..1G" % val)
+        elif term in ("delay", "jitter"):
+            v = parse_ms(val)
+            if v > PATH_DELAY_MAX_MS:
+                raise StreamError("path %s %s beyond %d ms"
+                                  % (term, val, PATH_DELAY_MAX_MS))
+        elif term == "gap":
+            if not re.fullmatch(r"[0-9]+", val) or int(val) < 1:
+                raise StreamError("path gap wants a whole number >= 1, got "
+                                  "%r" % val)
+            v = int(val)
+        else:
+            v = parse_pct(val)
+        terms[term] = v
+    for d in dirs:
+        path.setdefault(d, {}).update(terms)
+
+
+def check_path(path):
+    """What netem needs of the terms together, per direction."""
+    for d, t in sorted(path.items()):
+        if "jitter" in t and not t.get("delay"):
+            raise StreamError("path %s: jitter needs a delay" % d)
+        if "reorder" in t and not t.get("delay"):
+            raise StreamError("path %s: reorder needs a delay (the packets "
+                              "not picked are the delayed ones)" % d)
+        if "gap" in t and "reorder" not in t:
+            raise StreamError("path %s: gap needs reorder" % d)
+
+
+def netem_args(terms):
+    """tc arguments after `tc qdisc replace dev DEV root` for one
+    direction's terms: one netem qdisc (its own rate, so that delay, loss
+    and rate are one queue whose order is the order of sending)."""
+    a = ["netem", "limit", str(PATH_LIMIT)]
+    if "delay" in terms:
+        a += ["delay", "%gms" % terms["delay"]]
+        if "jitter" in terms:
+            a.append("%gms" % terms["jitter"])
+    if "loss" in terms:
+        a += ["loss", "%g%%" % terms["loss"]]
+    if "reorder" in terms:
+        a += ["reorder", "%g%%" % terms["reorder"]]
+        if "gap" in terms:
+            a += ["gap", str(terms["gap"])]
+    if "rate" in terms:
+        a += ["rate", "%dbit" % round(terms["rate"])]
+    return a
+
+
+def describe_path(path):
+    """`down rate 1M delay 10ms; up rate 256k delay 10ms`, or one line
+    when both directions are the same."""
+    def one(t):
+        out = []
+        for k in PATH_TERMS:
+            if k not in t:
+                continue
+            v = t[k]
+            if k == "rate":
+                v = fmt_rate(v)
+            elif k in ("delay", "jitter"):
+                v = "%gms" % v
+            elif k in ("loss", "reorder"):
+                v = "%g%%" % v
+            out.append("%s %s" % (k, v))
+        return " ".join(out)
+    if not path:
+        return ""
+    if path.get("up") == path.get("down"):
+        return one(path["up"])
+    return "; ".join("%s %s" % (d, one(path[d])) for d in PATH_DIRS
+                     if d in path)
+
+
 def display_name(filename):
     base = os.path.basename(filename)
     if base.endswith(".stream"):
@@ -90,6 +225,7 @@ def parse(text, name):
     """Parse one stream file's text; returns a list of 1 or 2 streams."""
     kv = {}
     noise = {}
+    path = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -107,6 +243,12 @@ def parse(text, name):
                 raise StreamError("%s:%d: want `noise METRIC PERCENT`"
                                   % (name, lineno))
             noise[nm.group(1)] = float(nm.group(2))
+            continue
+        if key == "path":
+            try:
+                parse_path_line(val, path)
+            except StreamError as e:
+                raise StreamError("%s:%d: %s" % (name, lineno, e)) from None
             continue
         kv[key] = val
     try:
@@ -151,6 +293,11 @@ def parse(text, name):
         pacing = _yes(kv.get("pacing", "no"))
         if pacing and rate is None:
             raise StreamError("pacing needs a rate")
+        check_path(path)
+        if path and (client == "host" or sessions > 1):
+            raise StreamError("path is for streams from the client in the "
+                              "VM (the veth); not with client host or "
+                              "sessions")
         window = kv.get("window")
         if window is not None and not re.fullmatch(r"[0-9]+[KMG]?", window,
                                                    re.I):
@@ -167,6 +314,7 @@ def parse(text, name):
             "direction": d, "quick": quick, "window": window,
             "pacing": pacing, "noise": dict(noise), "sessions": sessions,
             "client": client,
+            "path": {k: dict(v) for k, v in path.items()} or None,
             "description": kv.get("description", ""),
         })
     return out
@@ -253,6 +401,8 @@ def describe(stream):
         what = "%d sessions x %s" % (stream["sessions"], what)
     elif stream.get("client") == "host":
         what += " from the host"
+    if stream.get("path"):
+        what += ", path " + describe_path(stream["path"])
     return "%s, %s, %s s" % (what, stream["direction"],
                              _num(stream["duration"]))
 
