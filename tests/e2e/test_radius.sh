@@ -224,6 +224,9 @@ check "frank's session ended by itself after 5 s (took $((SECONDS - t0)) s)" \
 	test "$((SECONDS - t0))" -ge 4 -a "$((SECONDS - t0))" -le 15
 wait_count ': ended after' "$e0" 20 || true
 assert_log_contains "$E2E_SERVER_LOG" 'pppd hung up the line \(connect-time\)' "pptpd logs the connect-time exit"
+# pppd's own reason reaches the client (it was "MPPE disabled": issue 19, item 15)
+assert_log_contains "$(client_log frank)" 'LCP terminated by peer \(Connect time expired\)' \
+	"frank's pppd was told why: LCP terminated by peer (Connect time expired)"
 client_down frank
 e0=$(ended)
 dial eve "$NS_CLI2" eve evepass require-mppe-128
@@ -234,6 +237,8 @@ check "eve's idle session ended by itself (took $((SECONDS - t0)) s)" \
 	test "$((SECONDS - t0))" -ge 4 -a "$((SECONDS - t0))" -le 25
 wait_count ': ended after' "$e0" 20 || true
 assert_log_contains "$E2E_SERVER_LOG" 'pppd hung up the line \(idle\)' "pptpd logs the idle exit"
+assert_log_contains "$(client_log eve)" 'LCP terminated by peer \(Link inactive\)' \
+	"eve's pppd was told why: LCP terminated by peer (Link inactive)"
 client_down eve
 
 # ---- 2. Interim-Update (radius.so sends none sooner than 60 s) and Stop
