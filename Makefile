@@ -30,8 +30,9 @@ ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -I. -DCONF_DEFAULT_P
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 # The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c);
 # MD5 and HMAC-MD5 for RADIUS Disconnect-Requests (pptpd/radius.c).
-# libbpf: the kernel path's GRE guard (pptpd/kguard.c).
-LIBS     := -lmicrohttpd -lsystemd -lcrypto -lbpf
+# libbpf: the kernel path's GRE guard (pptpd/kguard.c). libnftables: TCP
+# MSS clamping's table (pptpd/mss.c).
+LIBS     := -lmicrohttpd -lsystemd -lcrypto -lbpf -lnftables
 
 # common/: byte order, rate limiting, timer lists, string cleaning; used by
 # the engine, the daemon and the plugin alike, and depends on neither.

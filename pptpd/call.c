@@ -37,6 +37,7 @@
 #include "pptpd/ctrl.h"
 #include "pptpd/datapath.h"
 #include "pptpd/kguard.h"
+#include "pptpd/mss.h"
 #include "gre/gre.h"
 #include "pptpd/msg.h"
 #include "pptpd/pool.h"
@@ -482,6 +483,46 @@ call_unguard(struct call *c, int report)
 		    st.dropped_bad, st.dropped_seq, st.resyncs);
 }
 
+/* The session's interface leaves the MSS clamping table, if it is in. */
+static void
+call_mss_del(struct call *c)
+{
+	if (!c->mss_on)
+		return;
+	c->mss_on = 0;
+	mss_del(c->srv->mss, c->ifname, c->id);
+}
+
+/* The session's interface (c->ifname) joins the MSS clamping table. A
+ * failure costs the session its clamping, never the session. */
+static void
+call_mss_add(struct call *c)
+{
+	char why[256];
+
+	if (c->srv->mss == NULL || c->ifname[0] == '\0')
+		return;
+	if (mss_add(c->srv->mss, c->ifname, c->id, &c->mss, why,
+	    sizeof(why)) < 0) {
+		log_msg(LOG_WARNING, "call %u/%u %s: user %s: TCP MSS not clamped "
+		    "on %s: %s", c->id, c->peer_id, inet_ntoa(c->peer),
+		    c->user[0] ? c->user : "-", c->ifname, why);
+		return;
+	}
+	c->mss_on = 1;
+	log_msg(LOG_INFO, "call %u/%u %s: user %s: TCP MSS clamped to %u on %s",
+	    c->id, c->peer_id, inet_ntoa(c->peer), c->user[0] ? c->user : "-",
+	    c->mss, c->ifname);
+}
+
+void
+call_mss_renew(struct call *c)
+{
+	c->mss_on = 0;   /* its element went with the old table */
+	if (call_is_live(c))
+		call_mss_add(c);
+}
+
 /* The kernel carries the call's GRE; the engine drops what its raw socket
  * still sees of it. The channel socket is bound and connected here, before
  * the call is answered: the peer may send its first LCP request as soon as
@@ -636,6 +677,7 @@ call_finish(struct call *c)
 	if (c->kernel)   /* pppd, and its channel socket, are gone */
 		gre_engine_ignore_call(s->gre, c->id, 0);
 	call_unguard(c, 1);
+	call_mss_del(c);
 	client_call_gone(c->client);
 	if (c->ctrl != NULL)
 		ctrl_call_gone(c->ctrl, c);
@@ -656,6 +698,7 @@ call_destroy(struct call *c)
 	if (c->kernel)
 		gre_engine_ignore_call(c->srv->gre, c->id, 0);
 	call_unguard(c, 0);
+	call_mss_del(c);
 	gre_call_free(c->gre);
 	if (c->pty >= 0)
 		close(c->pty);
@@ -1041,6 +1084,33 @@ call_check_user_limit(struct call *c, const struct report_msg *m,
 	return 0;
 }
 
+/* The "up" report names the session's ppp interface: clamped from now
+ * on (an "up" after a renegotiation may name it again, or another). The
+ * name is pppd's, but a report is outside input to us: mss.c takes only
+ * a strict interface name, and logs cut it short. */
+static void
+call_log_up_mss(struct call *c, const struct report_msg *m)
+{
+	const char *ifname = report_get(m, "ifname");
+
+	if (ifname == NULL || *ifname == '\0')
+		return;
+	if (c->mss_on && strcmp(c->ifname, ifname) == 0)
+		return;   /* the same interface, clamped already */
+	call_mss_del(c);
+	if (strlen(ifname) >= sizeof(c->ifname) || !mss_ifname_ok(ifname)) {
+		if (c->srv->mss != NULL)
+			log_msg(LOG_WARNING, "call %u/%u %s: user %s: TCP MSS not "
+			    "clamped: the report names interface '%.32s', not one "
+			    "we take", c->id, c->peer_id, inet_ntoa(c->peer),
+			    c->user, ifname);
+		c->ifname[0] = '\0';
+		return;
+	}
+	snprintf(c->ifname, sizeof(c->ifname), "%s", ifname);
+	call_mss_add(c);
+}
+
 static void
 call_log_session(struct call *c, const struct report_msg *m)
 {
@@ -1068,6 +1138,7 @@ call_log_session(struct call *c, const struct report_msg *m)
 			return;
 		if (call_claim_address(c, c->tunnel) < 0)
 			return;
+		call_log_up_mss(c, m);
 		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "
 		    "tunnel %s mppe %s%s policy %s%s%s", c->id, c->peer_id, c->user, peer,
 		    c->tunnel, c->mppe, c->stateless < 0 ? "" :
@@ -1075,6 +1146,8 @@ call_log_session(struct call *c, const struct report_msg *m)
 		    call_fact(m, "policy"), c->acct_session_id[0] ? " acct-session-id " : "",
 		    c->acct_session_id);
 	} else if (strcmp(m->event, "down") == 0) {
+		call_mss_del(c);
+		c->ifname[0] = '\0';
 		log_msg(LOG_NOTICE, "session end: call %u/%u user %s client %s tunnel %s "
 		    "mppe %s duration %s s rx %s bytes %s packets tx %s bytes %s packets%s%s",
 		    c->id, c->peer_id, c->user, peer, call_fact(m, "ip"),

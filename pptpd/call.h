@@ -11,6 +11,7 @@
 
 #include "pptpd/facts.h"
 #include "pptpd/loop.h"
+#include "pptpd/mss.h"
 #include "gre/seq.h"
 #include "plugin/report.h"
 
@@ -121,6 +122,12 @@ struct call {
 	 * may name the session by it (dae.c). "" unknown. */
 	char              acct_session_id[CALL_NAME_MAX + 1];
 	uint64_t          up_ms;
+	/* TCP MSS clamping (mss.h): the session's ppp interface from the
+	 * plugin's "up" ("" before, and after its "down"), whether the
+	 * server's table clamps it now, and to what (IPv4). */
+	char              ifname[MSS_IFNAME_MAX + 1];
+	int               mss_on;
+	unsigned          mss;
 };
 
 /* Answer an OCRQ: allocate addresses and a Call ID, start pppd. On failure
@@ -129,6 +136,11 @@ struct call {
 struct call *call_new(struct server *s, struct ctrl *ctrl, struct client *client,
     const struct pptp_msg *ocrq, uint8_t *result, uint8_t *error,
     const char **reason);
+
+/* The server's MSS clamping table was made anew (a reload changed
+ * tcp-mss-adjust): the session's interface, if it has one, is added to it
+ * (mss.h), or forgotten when there is no table now. */
+void call_mss_renew(struct call *c);
 
 /* End the call: tell the peer (if cdn_result is non-zero and the control
  * connection is still there), stop GRE, stop pppd. Idempotent. */

@@ -32,6 +32,8 @@ enum kind {
 	                 * (radius-dae-listen is the one key of this kind) */
 	K_FLAG,         /* no value */
 	K_ENUM,         /* one of names[]; the index is stored as an int */
+	K_MSS,          /* yes, no, or a decimal in [min, max] (an int:
+	                 * CONF_MSS_FROM_MTU, CONF_MSS_OFF or the number) */
 	K_IGNORED,      /* Poptop key we do not implement: one value */
 	K_IGNORED_FLAG, /* same, no value */
 };
@@ -93,6 +95,8 @@ static const struct key keys[] = {
 	{ "radius-dae-listen", K_ADDR_OPTPORT, F(dae_listen), 1, 65535, NULL },
 	{ "radius-dae-clients", K_PATH, F(dae_clients_file), 0, 0, NULL },
 	{ "radius-dae-require-timestamp", K_FLAG, F(dae_require_timestamp), 0, 0,
+	  NULL },
+	{ "tcp-mss-adjust", K_MSS, F(tcp_mss_adjust), CONF_MSS_MIN, CONF_MSS_MAX,
 	  NULL },
 	{ "bcrelay",     K_IGNORED, 0, 0, 0,
 	  "broadcasts are not relayed to clients" },
@@ -274,6 +278,27 @@ set_enum(struct loader *ld, const struct key *k, const char *val)
 	return -1;
 }
 
+/* "yes", "no" or an MSS (tcp-mss-adjust). */
+static int
+set_mss(struct loader *ld, const struct key *k, const char *val)
+{
+	char q[48];
+	long v;
+
+	if (strcmp(val, "yes") == 0)
+		v = CONF_MSS_FROM_MTU;
+	else if (strcmp(val, "no") == 0)
+		v = CONF_MSS_OFF;
+	else if (parse_number(val, k->min, k->max, &v) < 0) {
+		snprintf(ld->why, sizeof(ld->why), "bad value '%s' for '%s' (yes, "
+		    "no, or an MSS %ld..%ld)", quote(q, sizeof(q), val), k->name,
+		    k->min, k->max);
+		return -1;
+	}
+	*(int *)field(ld->c, k) = (int)v;
+	return 0;
+}
+
 static int
 set_value(struct loader *ld, const struct key *k, const char *val)
 {
@@ -310,6 +335,8 @@ set_value(struct loader *ld, const struct key *k, const char *val)
 		return 0;
 	case K_ENUM:
 		return set_enum(ld, k, val);
+	case K_MSS:
+		return set_mss(ld, k, val);
 	case K_IGNORED:
 	case K_IGNORED_FLAG:
 		add_warning(ld, "'%s' not supported, ignored (%s)", k->name,
@@ -600,6 +627,7 @@ conf_init(struct conf *c)
 	c->pool_share = CONF_DEFAULT_POOL_SHARE;
 	c->stop_timeout = CONF_DEFAULT_STOP_TIMEOUT;
 	c->stimeout = CONF_DEFAULT_STIMEOUT;
+	c->tcp_mss_adjust = CONF_MSS_FROM_MTU;
 }
 
 int

@@ -39,6 +39,9 @@
  * clients of radius-dae-clients FILE (dae_clients.h), which it needs;
  * that file is read and checked with pptpd.conf;
  * radius-dae-require-timestamp drops a request without an Event-Timestamp.
+ * tcp-mss-adjust yes|no|N (default yes): the SYNs crossing a session's ppp
+ * interface get an MSS of at most its MTU less 40 (yes), or N
+ * (CONF_MSS_MIN..CONF_MSS_MAX), or are left alone (no) (pptpd/mss.h).
  * Poptop keys accepted with a warning and otherwise ignored: bcrelay IF,
  * delegate, vrf NAME.
  *
@@ -87,6 +90,14 @@
 #define CONF_DEFAULT_POOL_SHARE        50
 #define CONF_DEFAULT_STOP_TIMEOUT      10     /* seconds */
 #define CONF_DEFAULT_DAE_PORT          3799   /* RFC 5176 */
+/* tcp-mss-adjust: no (CONF_MSS_OFF), yes (CONF_MSS_FROM_MTU: each
+ * interface's MTU less the headers), or a fixed MSS in
+ * [CONF_MSS_MIN, CONF_MSS_MAX]: RFC 879's 536, up to what an IPv4 packet
+ * of 65535 octets holds. The three never overlap. */
+#define CONF_MSS_OFF                   0
+#define CONF_MSS_FROM_MTU              1
+#define CONF_MSS_MIN                   536
+#define CONF_MSS_MAX                   65495
 #define CONF_ERR_LEN             256
 #define CONF_LINE_MAX            4096   /* bytes per line, without newline */
 #define CONF_MAX_WARNINGS        32     /* further warnings are dropped */
@@ -148,6 +159,9 @@ struct conf {
 	/* radius-dae-require-timestamp: a Disconnect-Request without an
 	 * Event-Timestamp is dropped (replays are bounded by its window). */
 	int            dae_require_timestamp;
+	/* tcp-mss-adjust: CONF_MSS_OFF, CONF_MSS_FROM_MTU (the default) or
+	 * a fixed MSS. */
+	int            tcp_mss_adjust;
 	/* Where each key was set (line number, 0 = default): lets a later
 	 * semantic error (e.g. the pool) point at file:line. */
 	int            line_localip, line_remoteip;

@@ -19,6 +19,7 @@
 #include "pptpd/dae.h"
 #include "gre/gre.h"
 #include "pptpd/kguard.h"
+#include "pptpd/mss.h"
 #include "pptpd/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
@@ -239,6 +240,28 @@ server_listen(struct server *s, char *err, size_t errlen)
 	return loop_fd_add(s->loop, &s->listen_lf, fd, EPOLLIN, server_accept, s);
 }
 
+/* tcp-mss-adjust: the clamping table, made as the configuration says.
+ * Without nftables (no nf_tables in the kernel, no CAP_NET_ADMIN) pptpd
+ * says so once and serves without clamping: a missing clamp costs some
+ * paths their large TCP segments, a refusal to start costs every user. */
+static void
+server_mss_open(struct server *s, const struct conf *conf)
+{
+	char why[256];
+
+	if (conf->tcp_mss_adjust == CONF_MSS_OFF)
+		return;
+	s->mss = mss_open(conf->tcp_mss_adjust == CONF_MSS_FROM_MTU ? 0 :
+	    conf->tcp_mss_adjust, why, sizeof(why));
+	if (s->mss == NULL)
+		log_msg(LOG_WARNING, "TCP MSS clamping off: cannot make nftables "
+		    "table inet %s: %s (set 'tcp-mss-adjust no' if this kernel "
+		    "has no nf_tables)", MSS_TABLE, why);
+	else
+		log_msg(LOG_INFO, "TCP MSS clamping on: nftables table inet %s",
+		    MSS_TABLE);
+}
+
 struct server *
 server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 {
@@ -300,6 +323,7 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		log_msg(LOG_WARNING, "gre: cannot filter the raw socket on the "
 		    "kernel data path (%s): it drops the kernel's copies itself",
 		    strerror(errno));
+	server_mss_open(s, conf);
 	/* Fail now, not at every call: pppd would refuse to start. */
 	if (!conf->noplugin && access(conf->plugin, R_OK) < 0) {
 		snprintf(err, errlen, "pppd plugin %s: %s (set 'plugin PATH', or "
@@ -546,6 +570,7 @@ server_free(struct server *s)
 		gre_engine_free(s->gre);
 	}
 	kguard_close(s->guard);
+	mss_close(s->mss);   /* after the calls: their elements go with it */
 	loop_timer_cancel(s->loop, &s->stop_timer);
 	clients_free(s->clients);
 	pool_free(s->pool);
@@ -634,12 +659,41 @@ log_change_int(const char *key, int a, int b, int *n)
 	(*n)++;
 }
 
+/* tcp-mss-adjust as pptpd.conf spells it. */
+static const char *
+server_mss_str(char *buf, size_t len, int v)
+{
+	if (v == CONF_MSS_OFF)
+		return "no";
+	if (v == CONF_MSS_FROM_MTU)
+		return "yes";
+	snprintf(buf, len, "%d", v);
+	return buf;
+}
+
+/* A reload that changes tcp-mss-adjust: the table is made anew with the
+ * new setting (or deleted), and every live session's interface put back
+ * in it, so sessions up before the reload are clamped as new ones are. */
+static void
+server_mss_reload(struct server *s, const struct conf *next)
+{
+	struct call *c;
+
+	if (s->conf->tcp_mss_adjust == next->tcp_mss_adjust)
+		return;
+	mss_close(s->mss);
+	s->mss = NULL;
+	server_mss_open(s, next);
+	TAILQ_FOREACH(c, &s->calls, s_entry)
+		call_mss_renew(c);
+}
+
 /* The keys a reload can change, one line each. */
 static void
 server_log_changes(const struct conf *a, const struct conf *b)
 {
 	int n = 0;
-	char la[INET_ADDRSTRLEN], lb[INET_ADDRSTRLEN];
+	char la[INET_ADDRSTRLEN], lb[INET_ADDRSTRLEN], ma[16], mb[16];
 
 	inet_ntop(AF_INET, &a->listen, la, sizeof(la));
 	inet_ntop(AF_INET, &b->listen, lb, sizeof(lb));
@@ -679,6 +733,9 @@ server_log_changes(const struct conf *a, const struct conf *b)
 	    b->dae_require_timestamp, &n);
 	log_change_int("metrics-per-session", a->metrics_per_session,
 	    b->metrics_per_session, &n);
+	log_change_str("tcp-mss-adjust", server_mss_str(ma, sizeof(ma),
+	    a->tcp_mss_adjust), server_mss_str(mb, sizeof(mb), b->tcp_mss_adjust),
+	    &n);
 	if (n == 0)
 		log_msg(LOG_NOTICE, "reload: nothing changed");
 }
@@ -741,10 +798,12 @@ server_reload(struct server *s, const struct conf *next, char *err,
 	if (same_pool) {
 		/* Keep the pool, and the order its free addresses are in. */
 		server_log_changes(s->conf, next);
+		server_mss_reload(s, next);
 		log_set_debug(next->debug);
 		return 0;
 	}
 	server_log_changes(s->conf, next);
+	server_mss_reload(s, next);
 	unsigned retired = server_pool_adopt(s, p);
 	if (retired > 0)
 		log_msg(LOG_NOTICE, "reload: %u live calls keep addresses the new "

@@ -22,6 +22,7 @@ struct pool;
 struct clients;
 struct gre_engine;
 struct kguard;
+struct mss;
 struct gre_stats;
 struct dae;
 
@@ -53,6 +54,7 @@ struct server {
 	unsigned           nsetups;    /* calls counted in call-setups */
 	int                kernel_path; /* calls use the kernel's PPTP channel */
 	struct kguard     *guard;      /* its GRE guard; NULL when off */
+	struct mss        *mss;        /* TCP MSS clamping; NULL when off */
 	struct clients    *clients;    /* per client address (client.h) */
 	uint64_t           call_ids[SERVER_CALL_ID_WORDS];
 	int                stopping;
