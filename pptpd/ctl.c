@@ -212,6 +212,13 @@ ctl_session_json(struct ctl_out *o, const struct call *c, uint64_t now)
 	out_json_str_or_null(o, f.mppe);
 	out_printf(o, ",\"acct_session_id\":");
 	out_json_str_or_null(o, c->acct_session_id[0] ? c->acct_session_id : NULL);
+	out_printf(o, ",\"ifname\":");
+	out_json_str_or_null(o, c->ifname[0] ? c->ifname : NULL);
+	/* What its SYNs are clamped to (IPv4), null when they are not. */
+	if (c->mss_on)
+		out_printf(o, ",\"tcp_mss\":%u", c->mss);
+	else
+		out_printf(o, ",\"tcp_mss\":null");
 	out_printf(o, ",\"mppe_stateless\":%s,\"state\":",
 	    f.stateless < 0 ? "null" : f.stateless ? "true" : "false");
 	out_json_str(o, f.state);
@@ -238,6 +245,10 @@ ctl_session_show(struct ctl_out *o, const struct call *c, uint64_t now)
 	    (unsigned long long)f.uptime_s);
 	if (c->acct_session_id[0])
 		out_printf(o, "acct session: %s\n", c->acct_session_id);
+	if (c->ifname[0])
+		out_printf(o, "interface:   %s\n", c->ifname);
+	if (c->mss_on)
+		out_printf(o, "tcp mss:     clamped to %u (IPv4)\n", c->mss);
 	out_printf(o, "rx:          %llu bytes %llu packets\n"
 	    "tx:          %llu bytes %llu packets\n"
 	    "gre rx:      lost %llu reordered %llu duplicate %llu stale %llu "

@@ -251,6 +251,12 @@ server_mss_open(struct server *s, const struct conf *conf)
 
 	if (conf->tcp_mss_adjust == CONF_MSS_OFF)
 		return;
+	if (conf->noplugin) {
+		/* Sessions' interfaces come from the plugin's reports. */
+		log_msg(LOG_INFO, "TCP MSS clamping off: it needs the plugin "
+		    "(noplugin)");
+		return;
+	}
 	s->mss = mss_open(conf->tcp_mss_adjust == CONF_MSS_FROM_MTU ? 0 :
 	    conf->tcp_mss_adjust, why, sizeof(why));
 	if (s->mss == NULL)
