@@ -39,8 +39,8 @@ A stream file is a list of `key value` lines (`key = value` works too);
                   `rate 64k`, `delay 30ms`, `jitter 20ms` (needs delay),
                   `loss 1%`, `reorder 5%` (needs delay: the packets it
                   picks are sent at once, the rest delayed) and `gap 3`
-                  (needs reorder: every 3rd packet is the one sent at
-                  once). Without `up`/`down` a line applies to both
+                  (needs reorder: only every 3rd packet may be one sent
+                  at once). Without `up`/`down` a line applies to both
                   directions; `path down rate 1M` and `path up rate 256k`
                   make an asymmetric link (down: server -> client).
                   Repeatable: the lines add up, a later term replacing
