@@ -170,12 +170,14 @@ render_sessions(FILE *f, struct server *s)
 		[CALL_ACTIVE] = "active", [CALL_HANGUP] = "hangup",
 		[CALL_ENDING] = "ending",
 	};
-	unsigned n[3] = { 0, 0, 0 };
+	unsigned n[3] = { 0, 0, 0 }, clamped = 0;
 	struct call *c;
 
-	TAILQ_FOREACH(c, &s->calls, s_entry)
+	TAILQ_FOREACH(c, &s->calls, s_entry) {
 		if ((unsigned)c->state < 3)
 			n[c->state]++;
+		clamped += c->mss_on != 0;
+	}
 	family(f, "pptpd_sessions", "gauge", "Calls by state: active, hangup "
 	    "(we hang up, pppd ends LCP), ending (waiting for pppd to exit).");
 	for (unsigned i = 0; i < 3; i++)
@@ -184,6 +186,9 @@ render_sessions(FILE *f, struct server *s)
 	    "(state active).", n[CALL_ACTIVE]);
 	sample(f, "pptpd_control_connections", "gauge", "Open PPTP control "
 	    "connections.", s->nctrls);
+	sample(f, "pptpd_sessions_tcp_mss_clamped", "gauge", "Sessions whose "
+	    "ppp interface's TCP SYNs are MSS-clamped now (tcp-mss-adjust).",
+	    clamped);
 }
 
 static void

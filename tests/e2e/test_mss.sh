@@ -113,7 +113,7 @@ PLUGIN="plugin $E2E_ROOT/plugin/pptpd-policy.so"
 SERVER_PPPD_OPTS="mtu 1400"
 
 # ---- tcp-mss-adjust yes (the default: not in pptpd.conf)
-write_server_conf "$PLUGIN"
+write_server_conf "$PLUGIN" "metrics-listen 127.0.0.1:9917"
 server_start "$PPTPD"
 assert_log_contains "$E2E_SERVER_LOG" 'TCP MSS clamping on: nftables table inet pptpd' \
 	"pptpd logs that it clamps (tcp-mss-adjust yes by default)"
@@ -137,6 +137,14 @@ assert_cmp "$(map_value "$sif")" "==" "$want" "table inet pptpd, map mss4: \"$si
 jm=$("$E2E_ROOT/ctl/pptpctl" sessions --json | python3 -c \
 	'import json, sys; s = json.load(sys.stdin)[0]; print(s["ifname"], s["tcp_mss"])') || true
 check "pptpctl sessions --json shows it: ifname $sif, tcp_mss $want (got: $jm)" test "$jm" = "$sif $want"
+if ip netns exec "$NS_SRV" python3 "$E2E_LIB_DIR/metrics_check.py" \
+	http://127.0.0.1:9917/metrics pptpd_sessions_tcp_mss_clamped=1 \
+	>"$E2E_DIR/metrics.out" 2>&1; then
+	tap_ok "metrics: pptpd_sessions_tcp_mss_clamped 1"
+else
+	tap_not_ok "metrics: pptpd_sessions_tcp_mss_clamped 1"
+	sed 's/^/#   /' "$E2E_DIR/metrics.out"
+fi
 out=$(fetch c1)
 diag "fetch: $out; LAN host: $(tail -n 1 "$E2E_DIR/lan.log")"
 smss=$(field synack_mss "$out")
