@@ -1045,14 +1045,23 @@ call_check_user_limit(struct call *c, const struct report_msg *m,
     const char *peer)
 {
 	const struct conf *conf = c->srv->conf;
-	uint64_t limit = (uint64_t)conf->sessions_per_user;
+	const char *radius = report_get(m, "session_limit");
+	const char *src = "sessions-per-user";
+	uint64_t limit = (uint64_t)conf->sessions_per_user, v;
 	struct callsel sel = { .user = c->user };
 	unsigned held = 0;
 	struct call *o;
 
-	if (report_get(m, "session_limit") != NULL &&
-	    (report_get_u64(m, "session_limit", &limit) < 0 || limit == 0))
-		limit = (uint64_t)conf->sessions_per_user;
+	if (radius != NULL && report_get_u64(m, "session_limit", &v) == 0 &&
+	    v > 0) {
+		limit = v;
+		src = "RADIUS Port-Limit";
+	} else if (radius != NULL) {
+		log_rl(&c->srv->rl_input, loop_now(c->srv->loop), LOG_WARNING,
+		    "call %u/%u %s: session_limit '%.32s' in pppd %d's report is "
+		    "not a count: ignored", c->id, c->peer_id, peer, radius,
+		    (int)c->pid);
+	}
 	if (limit == 0 || c->user[0] == '\0')
 		return 0;
 	for (o = NULL; (o = callsel_next(&sel, c->srv, o)) != NULL; )
@@ -1062,9 +1071,7 @@ call_check_user_limit(struct call *c, const struct report_msg *m,
 	if (conf->user_limit_action == CONF_USER_LIMIT_DENY) {
 		log_msg(LOG_NOTICE, "call %u/%u %s: user %s already holds %u "
 		    "session(s), the limit (%s): hanging up the new one", c->id,
-		    c->peer_id, peer, c->user, held,
-		    report_get(m, "session_limit") ? "RADIUS Port-Limit" :
-		    "sessions-per-user");
+		    c->peer_id, peer, c->user, held, src);
 		call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_LIMIT,
 		    "session limit");
 		return -1;
@@ -1075,8 +1082,7 @@ call_check_user_limit(struct call *c, const struct report_msg *m,
 			continue;
 		log_msg(LOG_NOTICE, "call %u/%u: user %s's session replaced by "
 		    "call %u/%u from %s (%s %u)", o->id, o->peer_id, c->user,
-		    c->id, c->peer_id, peer, report_get(m, "session_limit") ?
-		    "RADIUS Port-Limit" : "sessions-per-user", (unsigned)limit);
+		    c->id, c->peer_id, peer, src, (unsigned)limit);
 		call_hangup(o, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_REPLACED,
 		    "replaced by a newer session");
 		held--;

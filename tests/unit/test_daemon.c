@@ -3125,7 +3125,8 @@ test_sessions_per_user_replace(void **state)
 }
 
 /* RADIUS' Port-Limit (session_limit in "auth") is the limit when
- * pptpd.conf sets none; without either, any number of sessions. */
+ * pptpd.conf sets none; one that is not a count is logged and ignored,
+ * and without either, any number of sessions. */
 static void
 test_sessions_per_user_radius_port_limit(void **state)
 {
@@ -3139,10 +3140,13 @@ test_sessions_per_user_radius_port_limit(void **state)
 	close(s1);
 	close(s2);
 	teardown_quiet(state);
+	/* a Port-Limit that is no count is said and ignored: no limit */
+	setenv("FAKE_PPPD_SESSION_LIMIT", "x1", 1);
 	carol_twice("", &s1, &s2, &a, &b);
 	for (int i = 0; i < SESSION_WAIT_TICKS && log_count("session start: call") < 2; i++)
 		usleep(10000);
 	assert_int_equal(log_count("session start: call"), 2);
+	assert_true(log_contains("session_limit 'x1' in pppd "));
 	pns_alive(s1, 3);
 	pns_alive(s2, 4);
 	close(s1);
