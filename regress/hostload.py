@@ -27,6 +27,13 @@ SRC = "198.18.64.0/18"          # client sources, local to the host netns
 SERVER = "198.18.200.2"         # the server's netns in the VM, on the tap
 ECHO_PORT = 9000                # client/pptp-echo's default
 SETUP_RATE = 5                  # sessions/s: the icount VM is slow
+# At most this many sessions in setup at once (pptp-load --max-setup): the
+# 1-vCPU icount VM sets up about one session per second (pppd, MS-CHAPv2,
+# MPPE), so 50 started at SETUP_RATE all sat in setup together, their LCP
+# timers (the host's clock) ran out, LCP was renegotiated and 7-9 of 50
+# ended "MPPE disabled" (two runs of HEAD, 2026-12-02, quiet host).
+MAX_SETUP = 4
+SETUP_CAPACITY = 1              # sessions/s the VM sets up, for the timeouts
 TUN = "rgtun0"                  # pptp-load --tun: iperf3 streams (client host)
 
 

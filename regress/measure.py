@@ -1005,13 +1005,15 @@ class Session:
              str(hostload.ECHO_PORT), "--bind", TUN_LOCAL],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL)
-        ramp = n / hostload.SETUP_RATE
+        # The ramp as the server paces it (--max-setup), not as asked.
+        ramp = n / min(hostload.SETUP_RATE, hostload.SETUP_CAPACITY)
         timeout = ramp * 3 + s["duration"] + 60
         args = streamlib.load_args(
             s, hostload.SERVER, hostload.src_range(n),
             "%s:%d" % (TUN_LOCAL, hostload.ECHO_PORT)) + [
             "--user", USER, "--password", SECRET,
             "--rate", str(hostload.SETUP_RATE),
+            "--max-setup", str(hostload.MAX_SETUP),
             "--mppe", "128" if self.bed.mppe else "none",
             "--setup-timeout", str(int(ramp * 2 + 60)),
             "--deadline", str(int(timeout))]
