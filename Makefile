@@ -1,6 +1,10 @@
-# pptpd -- PPTP VPN server: daemon (pptpd/), GRE engine (gre/), pppd plugin
-# (plugin/), control tool (ctl/pptpctl), shared helpers (common/), regression suite (regress/), tests
-# (tests/), VM test bed (scripts/).
+# pptpd -- PPTP VPN server. One make over the whole tree: each folder's
+# module.mk says what it builds from what (common/, proto/, gre/, pptpd/,
+# ctl/, client/, tests/unit/); the pppd plugin (plugin/Makefile: -fPIC,
+# built against pppd's headers, also built alone in a Debian root) and the
+# fuzzers (fuzz/Makefile: clang and libFuzzer) keep makefiles of their own.
+# Layering, bottom up: common/ <- proto/ <- gre/ <- pptpd/; the client, the
+# plugin and pptpctl use proto/ and common/ only (doc/architecture.md).
 
 PREFIX   ?= /usr/local
 SBINDIR  ?= $(PREFIX)/sbin
@@ -26,30 +30,9 @@ WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 ifeq ($(SANITIZE),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -I. -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
+# -MMD -MP: each object's header dependencies, as the compiler saw them.
+ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -I. -MMD -MP -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
-# The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c);
-# MD5 and HMAC-MD5 for RADIUS Disconnect-Requests (pptpd/radius.c).
-# libbpf: the kernel path's GRE guard (pptpd/kguard.c). libnftables: TCP
-# MSS clamping's table (pptpd/mss.c).
-LIBS     := -lmicrohttpd -lsystemd -lcrypto -lbpf -lnftables
-
-# common/: byte order, rate limiting, timer lists, string cleaning; used by
-# the engine, the daemon and the plugin alike, and depends on neither.
-COMMON_SRC := $(wildcard common/*.c)
-COMMON_OBJ := $(COMMON_SRC:.c=.o)
-GRE_SRC   := $(wildcard gre/*.c)
-GRE_OBJ   := $(GRE_SRC:.c=.o)
-PPTPD_SRC := $(wildcard pptpd/*.c)
-# The report and peers parsers are shared with the plugin (pptpd checks the
-# peers file at startup); compiled apart so the plugin's -fPIC objects and
-# ours never get mixed up.
-PPTPD_OBJ := $(PPTPD_SRC:.c=.o) pptpd/report-parse.o pptpd/peers-parse.o \
-	pptpd/bpf/kguard-obj.o
-PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
-
-UNIT_SRC  := $(wildcard tests/unit/test_*.c)
-UNIT_BIN  := $(UNIT_SRC:.c=)
 
 .PHONY: all clean install check unit unit-bin e2e demo plugin regress regress-bisect fuzz bench deps valgrind releases bench-scale FORCE
 all: pptpd/pptpd ctl/pptpctl plugin
@@ -60,73 +43,17 @@ all: pptpd/pptpd ctl/pptpctl plugin
 	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || \
 		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
 
-common/libcommon.a: $(COMMON_OBJ)
-	$(AR) rcs $@ $^
+CLEAN :=
+include common/module.mk proto/module.mk gre/module.mk pptpd/module.mk \
+	ctl/module.mk client/module.mk tests/unit/module.mk
+all: client/pptp-load client/pptp-echo
 
-gre/libgre.a: $(GRE_OBJ)
-	$(AR) rcs $@ $^
-
-# pptpctl shares only the protocol of pptpd/ctl.h and common/'s headers.
-ctl/pptpctl: ctl/pptpctl.c pptpd/ctl.h pptpd/version.h common/strclean.h .build-flags
-	$(CC) $(ALL_CFLAGS) -o $@ ctl/pptpctl.c $(ALL_LDFLAGS)
-
-pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a common/libcommon.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) gre/libgre.a common/libcommon.a $(LIBS)
-
-%.o: %.c $(wildcard common/*.h gre/*.h pptpd/*.h) .build-flags
+%.o: %.c .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-
-# The kernel path's GRE guard: its eBPF program (pptpd/bpf/kguard.c, with
-# the rules of pptpd/kguard-rule.h) built by clang for the BPF target, with
-# the kernel's UAPI headers of this machine's multiarch directory (asm/),
-# and embedded in pptpd by an assembler .incbin (pptpd/bpf/kguard-obj.S).
-BPF_CLANG  ?= clang
-BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror -I. \
-	-I/usr/include/$(shell gcc -print-multiarch 2>/dev/null)
-pptpd/bpf/kguard.bpf.o: pptpd/bpf/kguard.c pptpd/kguard-rule.h
-	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
-pptpd/bpf/kguard-obj.o: pptpd/bpf/kguard-obj.S pptpd/bpf/kguard.bpf.o .build-flags
-	$(CC) -c -o $@ $<
-
-pptpd/report-parse.o: plugin/report.c plugin/report.h .build-flags
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-
-pptpd/peers-parse.o: plugin/peers.c plugin/peers.h .build-flags
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+-include $(shell find common proto gre pptpd ctl client tests/unit -name '*.d' 2>/dev/null)
 
 plugin:
 	$(MAKE) -C plugin SANITIZE=$(SANITIZE)
-
-tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(PPTPD_LIBOBJ) gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(LIBS) -lcmocka
-
-# client/: pptp-load
-# The userspace PPP client (client/ppp.h: LCP, auth, CCP/MPPE, IPCP,
-# IPV6CP) as client/libppp.a, for pptp-load and its unit tests; crypto
-# from libcrypto (client/crypto.h says which API and why).
-CLIENT_OBJ   := $(addprefix client/,mschap.o mppe.o fsm.o lcp.o auth.o ccp.o ipcp.o ipv6cp.o ppp.o)
-CLIENT_LIBS  := -lcrypto
-CLIENT_TESTS := tests/unit/test_mschap tests/unit/test_mppe tests/unit/test_ppp_client
-all: client/libppp.a
-$(CLIENT_OBJ): $(wildcard client/*.h)
-client/libppp.a: $(CLIENT_OBJ)
-	$(AR) rcs $@ $^
-$(CLIENT_TESTS): tests/unit/test_%: tests/unit/test_%.c client/libppp.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS) -lcmocka
-client/bench_mppe: client/bench_mppe.c client/libppp.a .build-flags
-	$(CC) $(ALL_CFLAGS) -o $@ $< client/libppp.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
-bench-mppe: client/bench_mppe
-	client/bench_mppe
-clean: clean-ppp
-clean-ppp:
-	rm -f $(CLIENT_OBJ) client/libppp.a client/bench_mppe
-.PHONY: bench-mppe clean-ppp
-# end client/: pptp-load
-
-# test_daemon preloads it into the daemon to fix its "random" Call IDs.
-tests/fixtures/fixed-getrandom.so: tests/fixtures/fixed-getrandom.c
-	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $<
-tests/unit/test_daemon: tests/fixtures/fixed-getrandom.so
 
 # unit-bin: what is built for this release (the C unit tests, the plugin
 # against this pppd, the installed unit); unit adds the host-side tools'
@@ -142,43 +69,13 @@ unit: unit-bin
 	python3 regress/test_path.py
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
+	tests/newcomer/layers.sh
 
 unit-bin: all $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
 	$(MAKE) -C plugin check
 	tests/unit/test_load_badinput.py
 	tests/systemd/verify.sh
-
-# client/: pptp-load (session side) and pptp-echo
-# pptp-load: the sessions, control connections, GRE, streams and report,
-# linked with the userspace PPP (client/libppp.a, built by the block of
-# that name) and pptpd/msg.c's codec; pptp-echo, its sink/echo service,
-# shares only the probe format and the accounting.
-LOAD_OBJ := $(addprefix client/,main.o ctrl.o grelink.o session.o stream.o \
-	acct.o probe.o ipudp.o report.o)
-ECHO_OBJ := $(addprefix client/,pptp-echo.o probe.o acct.o)
-# What the unit tests of the session side link (no PPP).
-LOAD_TEST_OBJ := $(addprefix client/,ctrl.o acct.o probe.o ipudp.o stream.o) \
-	pptpd/msg.o
-all: client/pptp-load client/pptp-echo
-$(LOAD_OBJ) client/pptp-echo.o: client/%.o: client/%.c $(wildcard client/*.h common/*.h gre/*.h pptpd/msg.h) .build-flags
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-client/pptp-load: $(LOAD_OBJ) client/libppp.a pptpd/msg.o gre/libgre.a common/libcommon.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) client/libppp.a pptpd/msg.o gre/libgre.a common/libcommon.a -lcrypto
-client/pptp-echo: $(ECHO_OBJ) common/libcommon.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(ECHO_OBJ) common/libcommon.a
-tests/unit/test_load_%: tests/unit/test_load_%.c $(LOAD_TEST_OBJ) common/libcommon.a .build-flags
-	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -o $@ $< $(LOAD_TEST_OBJ) common/libcommon.a $(ALL_LDFLAGS) -lcmocka
-# The whole send path per packet on one core (client/bench_load.c).
-client/bench_load: client/bench_load.c client/grelink.o client/ipudp.o client/libppp.a gre/libgre.a common/libcommon.a .build-flags
-	$(CC) $(ALL_CFLAGS) -o $@ $< client/grelink.o client/ipudp.o client/libppp.a gre/libgre.a common/libcommon.a $(ALL_LDFLAGS) $(CLIENT_LIBS)
-bench-load: client/bench_load
-	client/bench_load
-.PHONY: bench-load
-clean: clean-load
-.PHONY: clean-load
-clean-load:
-	rm -f $(LOAD_OBJ) $(ECHO_OBJ) client/pptp-load client/pptp-echo client/bench_load
 
 # End-to-end tests need a kernel with PPP: run directly when /dev/ppp exists
 # (or the ppp_generic module can be loaded), inside the qemu test bed otherwise.
@@ -242,9 +139,6 @@ demo: deps
 	$(MAKE) all
 	scripts/demo
 
-bench: gre/libgre.a common/libcommon.a
-	$(MAKE) -C gre/bench
-
 # make bench-scale [QUICK=1]: 1000 pptp-load sessions (QUICK: 50) from the
 # host against our server and Poptop in the VM (scripts/bed/bench_scale.py).
 bench-scale: all
@@ -274,5 +168,5 @@ install: all
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:
-	rm -f tests/fixtures/fixed-getrandom.so common/*.o common/libcommon.a gre/*.o gre/libgre.a pptpd/*.o pptpd/bpf/*.o pptpd/pptpd ctl/pptpctl $(UNIT_BIN) .build-flags
+	rm -f $(CLEAN) .build-flags $(shell find common proto gre pptpd ctl client tests/unit -name '*.d' 2>/dev/null)
 	-$(MAKE) -C plugin clean

@@ -1,7 +1,7 @@
 /* Benchmark of pptp-load's whole send path, per packet, on one core:
  * the IPv4/UDP datagram (ipudp.c), PPP framing and MPPE-128 stateless
  * encryption (ppp.c, mppe.c), the enhanced GRE header (grelink.c on
- * gre/packet.c) and the send on the raw GRE socket to a sink on loopback,
+ * proto/packet.c) and the send on the raw GRE socket to a sink on loopback,
  * as a session's stream sends it (session.c: stream_send, ppp_output).
  *
  * The PPP object is brought up first against a scripted server in this

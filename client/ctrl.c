@@ -1,5 +1,5 @@
 /* Client side of the PPTP control connection (see ctrl.h). Messages are
- * framed, decoded and encoded by pptpd/msg.c, the server's codec: it
+ * framed, decoded and encoded by proto/msg.c, the codec the server uses: it
  * handles every message type in both directions, so the client has no
  * codec of its own. */
 #include "client/ctrl.h"

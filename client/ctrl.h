@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 
 enum ctrl_profile { CTRL_PROFILE_WINDOWS, CTRL_PROFILE_LINUX };
 

@@ -1,7 +1,7 @@
 /* The shared raw GRE socket and per-call sequencing (see grelink.h). */
 #include "client/grelink.h"
 
-#include "gre/packet.h"
+#include "proto/packet.h"
 
 #include <errno.h>
 #include <stdlib.h>

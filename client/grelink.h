@@ -1,7 +1,7 @@
 /* pptp-load's GRE side: one raw GRE socket (IPPROTO_GRE) shared by every
  * session, demultiplexed by our Call ID, and per call the enhanced-GRE
- * sequencing of RFC 2637 4.4. Headers come from gre/packet.c and receive
- * sequencing from gre/seq.c, the server's own code.
+ * sequencing of RFC 2637 4.4. Headers come from proto/packet.c and receive
+ * sequencing from proto/seq.c, the rules the server's engine keeps too.
  *
  * The Windows profile's GRE (REFERENCE.md section 3): sequence numbers from
  * 0, an ack-only packet when nothing carried the ack within 100 ms, and no
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gre/seq.h"
+#include "proto/seq.h"
 
 /* An ack waits this long for a data packet to carry it. */
 #define GRECALL_ACK_DELAY_MS 100

@@ -10,8 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define CTL_CLIENT_ONLY
-#include "pptpd/ctl.h"
+#include "proto/ctl.h"
 #include "common/strclean.h"
 #include "pptpd/version.h"
 

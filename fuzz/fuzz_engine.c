@@ -29,8 +29,8 @@
 #include "fuzz/fuzz_util.h"
 #include "gre/gre.h"
 #include "gre/hdlc.h"
-#include "gre/packet.h"
-#include "gre/seq.h"
+#include "proto/packet.h"
+#include "proto/seq.h"
 
 #define NCALLS    2
 #define SET_SIZE  4096

@@ -1,7 +1,7 @@
 /* Fuzz what a GRE packet from anywhere on the Internet reaches before it is
- * known to belong to a call: the enhanced-GRE parser (gre/packet.c, with
+ * known to belong to a call: the enhanced-GRE parser (proto/packet.c, with
  * and without the IPv4 header the raw socket delivers) and the receive
- * sequencing (gre/seq.c) that decides what is delivered to pppd.
+ * sequencing (proto/seq.c) that decides what is delivered to pppd.
  *
  * Parser checks: the payload ends exactly where the datagram does (no octet
  * the length field disowns is accepted); a parsed header built again with
@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include "fuzz/fuzz_util.h"
-#include "gre/packet.h"
-#include "gre/seq.h"
+#include "proto/packet.h"
+#include "proto/seq.h"
 
 #define OUR_CALL_ID 0x4242
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz_util.h"
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 
 #define STREAM_BUF 1024   /* as the daemon's CTRL_INBUF_LEN */
 

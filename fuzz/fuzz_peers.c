@@ -1,5 +1,5 @@
 /* Fuzz the per-peer MPPE policy file parser of the pppd plugin
- * (plugin/peers.c): peers_parse() on the raw text, without a terminating
+ * (proto/peers.c): peers_parse() on the raw text, without a terminating
  * NUL (an exact-size copy, so a read past the end is caught).
  *
  * Checks: on failure *out stays NULL and the message is NUL-terminated
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz_util.h"
-#include "plugin/peers.h"
+#include "proto/peers.h"
 
 static void
 check_rule(const struct peers_rule *r)

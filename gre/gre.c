@@ -36,9 +36,9 @@
 
 #include "gre/hdlc.h"
 #include "gre/lcp.h"
-#include "gre/packet.h"
+#include "proto/packet.h"
 #include "common/ratelimit.h"
-#include "gre/seq.h"
+#include "proto/seq.h"
 #include "common/timer.h"
 
 #define GRE_RX_BATCH      32

@@ -96,9 +96,9 @@
 
 #include "plugin/channel.h"
 #include "plugin/fdarg.h"
-#include "plugin/peers.h"
+#include "proto/peers.h"
 #include "plugin/radius-policy.h"
-#include "plugin/report.h"
+#include "proto/report.h"
 
 #define PLUGIN "pptpd-policy"
 

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plugin/peers.h"
+#include "proto/peers.h"
 
 /* RFC 2548 2.4.4 MS-MPPE-Encryption-Policy */
 #define RADIUS_MPPE_POLICY_ALLOWED   1

@@ -38,7 +38,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "plugin/report.h"
+#include "proto/report.h"
 
 /* ------------------------------------------------------------------ */
 /* The fake pppd: what both versions share.                            */

@@ -39,9 +39,9 @@
 #include "pptpd/kguard.h"
 #include "pptpd/mss.h"
 #include "gre/gre.h"
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 #include "pptpd/pool.h"
-#include "plugin/report.h"
+#include "proto/report.h"
 #include "pptpd/server.h"
 #include "common/strclean.h"
 

@@ -12,8 +12,8 @@
 #include "pptpd/facts.h"
 #include "pptpd/loop.h"
 #include "pptpd/mss.h"
-#include "gre/seq.h"
-#include "plugin/report.h"
+#include "proto/seq.h"
+#include "proto/report.h"
 
 struct server;
 struct ctrl;

@@ -20,7 +20,7 @@
 #include "pptpd/ctl.h"
 #include "gre/gre.h"
 #include "pptpd/log.h"
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
 #include "common/strclean.h"

@@ -30,7 +30,7 @@
 #include "pptpd/call.h"
 #include "pptpd/client.h"
 #include "pptpd/ctrl.h"
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
 #include "pptpd/version.h"

@@ -10,7 +10,7 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
-#include "plugin/report.h"
+#include "proto/report.h"
 
 struct server;
 struct ctrl;

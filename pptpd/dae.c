@@ -16,7 +16,7 @@
 #include "pptpd/dae.h"
 #include "pptpd/dae_clients.h"
 #include "pptpd/log.h"
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 #include "pptpd/radius.h"
 #include "pptpd/server.h"
 #include "common/strclean.h"

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "pptpd/facts.h"
-#include "plugin/report.h"
+#include "proto/report.h"
 
 void
 facts_init(struct facts *f)

@@ -1,4 +1,4 @@
-/* Session facts from the pptpd-policy pppd plugin (plugin/report.h is the
+/* Session facts from the pptpd-policy pppd plugin (proto/report.h is the
  * contract): one report channel per call, a SOCK_SEQPACKET socketpair.
  * pppd inherits one end as FACTS_PPPD_FD (pptpd-report-fd) and the plugin
  * sends each report on it as one message; pptpd reads the other end.

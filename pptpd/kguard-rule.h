@@ -11,7 +11,7 @@
  * stream, which it then drops as old: the session is dead, while LCP
  * echoes (exempt from the check) keep pppd from noticing. It also trusts
  * a payload length shorter than the datagram. The rules below are the
- * engine's (gre/seq.h), cut down to what needs no buffer: the kernel
+ * engine's (proto/seq.h), cut down to what needs no buffer: the kernel
  * reorders nothing, so "held" becomes "delivered at once".
  *
  * Relative to `last`, the wire number of the last packet passed:
@@ -46,14 +46,14 @@
  * functions (each would be verified apart); harmless on the host. */
 #define KGUARD_INLINE static inline __attribute__((always_inline))
 
-/* The engine's constants (gre/seq.h, checked equal in pptpd/kguard.c). */
+/* The engine's constants (proto/seq.h, checked equal in pptpd/kguard.c). */
 #define KGUARD_WINDOW       64      /* SEQ_REORDER_SLOTS */
 #define KGUARD_JUMP_MAX     4096    /* SEQ_JUMP_MAX */
 #define KGUARD_RUN_JUMP     2       /* SEQ_JUMP_CONFIRM, SEQ_BACK_CONFIRM */
 #define KGUARD_RUN_FAR      8       /* SEQ_RESYNC_COUNT */
 #define KGUARD_QUIET_NS     500000000ULL   /* SEQ_QUIET_MS */
 
-/* Enhanced GRE (RFC 2637 4.1), as gre/packet.c reads it (its names are
+/* Enhanced GRE (RFC 2637 4.1), as proto/packet.c reads it (its names are
  * private there; checked equal in pptpd/kguard.c where they are shared). */
 #define KGUARD_GRE_F_KEY    0x20    /* first octet: K */
 #define KGUARD_GRE_F_SEQ    0x10    /* first octet: S */
@@ -159,7 +159,7 @@ pass:
 	return KGUARD_PASS;
 }
 
-/* The header's flags as the engine takes them (gre/packet.c): K set,
+/* The header's flags as the engine takes them (proto/packet.c): K set,
  * none of C, R, s, the recursion count or the reserved flags: 1 if so.
  * The kernel's channel is laxer, and whatever it takes consumes a
  * sequence number the real packet needs. */

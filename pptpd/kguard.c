@@ -29,8 +29,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "gre/packet.h"
-#include "gre/seq.h"
+#include "proto/packet.h"
+#include "proto/seq.h"
 #include "pptpd/kguard-rule.h"
 #include "pptpd/log.h"
 

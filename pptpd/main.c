@@ -18,7 +18,7 @@
 #include "pptpd/log.h"
 #include "pptpd/loop.h"
 #include "pptpd/notify.h"
-#include "plugin/peers.h"
+#include "proto/peers.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
 #include "pptpd/version.h"

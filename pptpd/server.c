@@ -20,7 +20,7 @@
 #include "gre/gre.h"
 #include "pptpd/kguard.h"
 #include "pptpd/mss.h"
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
 #include "pptpd/shed.h"

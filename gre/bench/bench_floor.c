@@ -74,7 +74,7 @@
 #include "gre/bench/bench_floor.h"
 #include "gre/gre.h"
 #include "gre/hdlc.h"
-#include "gre/packet.h"
+#include "proto/packet.h"
 
 #define F_ENG_IP     "127.88.0.1"
 #define F_PEER_IP    "127.88.0.2"

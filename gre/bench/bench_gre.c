@@ -39,7 +39,7 @@
 #include "gre/bench/bench_floor.h"
 #include "gre/gre.h"
 #include "gre/hdlc.h"
-#include "gre/packet.h"
+#include "proto/packet.h"
 
 #define ENG_IP     "127.88.0.1"
 #define PEER_IP    "127.88.0.2"

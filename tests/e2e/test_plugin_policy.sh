@@ -257,7 +257,7 @@ if [ "$kind" = poptop ]; then
 	while IFS= read -r line; do
 		[[ $line =~ ^v=1\ event=[a-z]+(\ [a-z0-9_]+=[^\ =]*)*$ ]] || bad=1
 	done <"$reports"
-	check "report datagrams follow plugin/report.h" test "$bad" = 0
+	check "report datagrams follow proto/report.h" test "$bad" = 0
 	assert_log_contains "$reports" ' event=auth .*user=bob .*policy=allow .*rule=[^ ]*pptpd-peers:3( |$)' \
 		"auth report names the rule (file:line)"
 	assert_log_contains "$reports" ' event=exit .*user=bob .*up=1' \

@@ -35,8 +35,8 @@
 #include "pptpd/call.h"
 #include "pptpd/conf.h"
 #include "pptpd/log.h"
-#include "pptpd/msg.h"
-#include "gre/packet.h"
+#include "proto/msg.h"
+#include "proto/packet.h"
 #include "pptpd/radius.h"
 
 #define DAEMON      "pptpd/pptpd"

@@ -1,4 +1,4 @@
-/* Unit tests for gre/packet.c (enhanced GRE build and parse, RFC 2637 4.1)
+/* Unit tests for proto/packet.c (enhanced GRE build and parse, RFC 2637 4.1)
  * and gre/gre.c (the engine, driven through a raw GRE socket on loopback
  * and a socketpair or pty standing in for pppd). Wire bytes are written out
  * by hand from the RFC layout. Engine tests need CAP_NET_RAW and are
@@ -24,8 +24,8 @@
 
 #include "gre/gre.h"
 #include "gre/hdlc.h"
-#include "gre/packet.h"
-#include "gre/seq.h"
+#include "proto/packet.h"
+#include "proto/seq.h"
 
 /* ---------------- packet build ---------------- */
 

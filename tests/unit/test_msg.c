@@ -1,4 +1,4 @@
-/* Unit tests for pptpd/msg.c: RFC 2637 control message framing, decoding
+/* Unit tests for proto/msg.c: RFC 2637 control message framing, decoding
  * and encoding. Expected bytes are built by hand from the RFC's layouts, not
  * from msg.c's constants, so a shared mistake cannot hide. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 
 static const size_t rfc_len[PPTP_TYPE_MAX + 1] = {
 	0, 156, 156, 16, 16, 16, 20, 168, 32, 220, 24, 28, 16, 148, 40, 24,

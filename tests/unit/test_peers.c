@@ -1,10 +1,10 @@
 /*
  * test_peers.c -- unit tests of the pptpd-peers policy file parser and
- * matcher (plugin/peers.c), which is pure C and included here directly
+ * matcher (proto/peers.c), which is pure C and included here directly
  * with its functions made static, so nothing clashes with other objects.
  */
 #define PEERS_API static __attribute__((unused))
-#include "plugin/peers.c"
+#include "proto/peers.c"
 
 #include <setjmp.h>
 #include <stdarg.h>

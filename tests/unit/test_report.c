@@ -1,11 +1,11 @@
 /*
  * test_report.c -- unit tests of the session report datagram builder and
- * parser (plugin/report.c, the contract in plugin/report.h).  report.c is
+ * parser (proto/report.c, the contract in proto/report.h).  report.c is
  * included directly with its functions made static, so this test links
  * even if pptpd's own objects also contain report.o.
  */
 #define REPORT_API static __attribute__((unused))
-#include "plugin/report.c"
+#include "proto/report.c"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for gre/seq.c: first packet, in-order, duplicates, stale,
+/* Unit tests for proto/seq.c: first packet, in-order, duplicates, stale,
  * reordering, gap expiry, jumps and resync, all repeated across the 2^32
  * wrap-around. Payloads carry their own sequence number so every delivery
  * can be checked. */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "gre/seq.h"
+#include "proto/seq.h"
 
 /* Start points: ordinary, and just before the wrap. */
 static const uint32_t bases[] = { 0, 1, 1000, 0xffffffffu, 0xfffffff0u,

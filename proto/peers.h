@@ -20,8 +20,8 @@
  * PEERS_API is empty by default; a test may define it (e.g. to "static")
  * before including peers.c directly.
  */
-#ifndef PPTPD_PLUGIN_PEERS_H
-#define PPTPD_PLUGIN_PEERS_H
+#ifndef PROTO_PEERS_H
+#define PROTO_PEERS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * big-endian helpers: no packed structs, no casts of the input buffer, so
  * the code is independent of host alignment and endianness, and every read
  * is visibly inside the type's fixed length (checked once, up front). */
-#include "pptpd/msg.h"
+#include "proto/msg.h"
 
 #include "common/byteorder.h"
 #include "common/strclean.h"

@@ -1,5 +1,5 @@
 /* Enhanced GRE (RFC 2637 4.1) header build and parse. */
-#include "gre/packet.h"
+#include "proto/packet.h"
 
 #include "common/byteorder.h"
 

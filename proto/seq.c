@@ -1,5 +1,5 @@
 /* Receive sequencing for enhanced GRE; see seq.h for the rules. */
-#include "gre/seq.h"
+#include "proto/seq.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -56,8 +56,8 @@
  * A gap is given up when its oldest held packet has waited
  * SEQ_REORDER_TIMEOUT_MS (seq_rx_expire) or when a believed jump needs the
  * held packets out of the way. */
-#ifndef GRE_SEQ_H
-#define GRE_SEQ_H
+#ifndef PROTO_SEQ_H
+#define PROTO_SEQ_H
 
 #include <stddef.h>
 #include <stdint.h>

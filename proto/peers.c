@@ -6,7 +6,7 @@
  * encrypted, so anything it does not understand is an error naming the file
  * and line, never a rule silently skipped.
  */
-#include "plugin/peers.h"
+#include "proto/peers.h"
 #include "common/strclean.h"
 
 #include <arpa/inet.h>

@@ -1,7 +1,7 @@
 /* PPTP control messages (RFC 2637 section 2): framing, validation, decode
  * and encode. The wire layout stays private to msg.c. */
-#ifndef PPTPD_MSG_H
-#define PPTPD_MSG_H
+#ifndef PROTO_MSG_H
+#define PROTO_MSG_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * report.c -- build and parse session report datagrams (see report.h for
  * the contract).  Pure C, shared by the pppd plugin and pptpd.
  */
-#include "plugin/report.h"
+#include "proto/report.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* Enhanced GRE packets (RFC 2637 4.1): build the header of an outgoing
  * packet, parse and validate an incoming one. The wire layout stays private
  * to packet.c; callers see only this decoded form. */
-#ifndef GRE_PACKET_H
-#define GRE_PACKET_H
+#ifndef PROTO_PACKET_H
+#define PROTO_PACKET_H
 
 #include <netinet/in.h>
 #include <stddef.h>

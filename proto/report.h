@@ -117,8 +117,8 @@
  * REPORT_API is empty by default; a test may define it before including
  * report.c directly.
  */
-#ifndef PPTPD_PLUGIN_REPORT_H
-#define PPTPD_PLUGIN_REPORT_H
+#ifndef PROTO_REPORT_H
+#define PROTO_REPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
