@@ -72,8 +72,13 @@ unit: unit-bin
 	tests/newcomer/version.sh
 	tests/newcomer/layers.sh
 
+# test_daemon's tests run as UNIT_SHARDS processes at once (tests/unit/
+# run-sharded): their time is the daemon's timers, not CPU.
+UNIT_SHARDS ?= 4
 unit-bin: all $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; ./$$t; done
+	@set -e; for t in $(filter-out tests/unit/test_daemon,$(UNIT_BIN)); do \
+		echo "== $$t"; ./$$t; done
+	tests/unit/run-sharded $(UNIT_SHARDS) tests/unit/test_daemon
 	$(MAKE) -C plugin check
 	tests/unit/test_load_badinput.py
 	tests/systemd/verify.sh
@@ -89,7 +94,7 @@ e2e: all
 # go (tests/unit/test_daemon.c with a stand-in pppd): any error or leak fails.
 valgrind: deps
 	$(MAKE) all tests/unit/test_daemon
-	PPTPD_VALGRIND=1 tests/unit/test_daemon
+	tests/unit/run-sharded $(UNIT_SHARDS) tests/unit/test_daemon PPTPD_VALGRIND=1
 
 # What README.md calls "the tests": install what is missing, build, run the
 # unit tests, then the end-to-end suites with the real stack.

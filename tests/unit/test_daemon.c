@@ -3579,6 +3579,19 @@ test_selected(const char *filter, const char *name)
 	return 0;
 }
 
+/* "K/N" (or unset: 0/1): 1, or 0 when malformed. */
+static int
+shard_parse(const char *text, unsigned *k, unsigned *n)
+{
+	char tail;
+
+	if (text == NULL || *text == '\0')
+		return 1;
+	if (sscanf(text, "%u/%u%c", k, n, &tail) != 2 || *n == 0 || *k >= *n)
+		return 0;
+	return 1;
+}
+
 int
 main(void)
 {
@@ -3666,11 +3679,21 @@ main(void)
 	};
 	/* TEST_FILTER="test_call_id* test_shutdown*": only those, in the
 	 * usual order (a developer's loop around a test and the ones before
-	 * it). */
+	 * it). TEST_SHARD=K/N: every Nth test from the Kth (0-based), for
+	 * tests/unit/run-sharded, which runs the N shards at once: most of
+	 * the time here is the daemon's timers, not CPU, and each process
+	 * has a network namespace and a /run of its own. */
+	unsigned shard = 0, nshards = 1;
+	if (!shard_parse(getenv("TEST_SHARD"), &shard, &nshards)) {
+		fprintf(stderr, "TEST_SHARD=%s: K/N with 0 <= K < N\n",
+		    getenv("TEST_SHARD"));
+		return 1;
+	}
 	struct CMUnitTest run[sizeof(tests) / sizeof(tests[0])];
 	size_t nrun = 0;
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (test_selected(getenv("TEST_FILTER"), tests[i].name))
+		if (i % nshards == shard &&
+		    test_selected(getenv("TEST_FILTER"), tests[i].name))
 			run[nrun++] = tests[i];
 	int rc = _cmocka_run_group_tests("daemon", run, nrun, NULL, NULL);
 	char cmd[PATH_MAX + 16];
