@@ -34,7 +34,7 @@ endif
 ALL_CFLAGS  = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) $(SANFLAGS) -I. -MMD -MP -DCONF_DEFAULT_PLUGIN='"$(PLUGINDIR)/pptpd-policy.so"'
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-.PHONY: all clean install check unit unit-bin e2e demo plugin regress regress-bisect regress-calibrate fuzz bench deps valgrind releases bench-scale FORCE
+.PHONY: all clean install check unit unit-bin e2e demo plugin regress regress-bisect regress-calibrate regress-history fuzz bench deps valgrind releases bench-scale FORCE
 all: pptpd/pptpd ctl/pptpctl plugin
 
 # Objects depend on the flags they were built with: switching SANITIZE=1 or
@@ -68,6 +68,7 @@ unit: unit-bin
 	python3 regress/test_expect.py
 	python3 regress/test_path.py
 	python3 regress/test_calibrate.py
+	python3 regress/test_history.py
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
 	tests/newcomer/layers.sh
@@ -129,6 +130,11 @@ regress: deps
 # STREAMS=, METRIC= narrow it, QUICK=1 and the rest as for regress).
 regress-bisect: deps
 	regress/bisect "$(GOOD)" "$(BAD)"
+
+# make regress-history [SINCE=v0.4.0] [QUICK=1] [ROUNDS=n]: every release
+# and HEAD in one run, one chart per stream and metric (regress/history).
+regress-history: deps
+	regress/history $(if $(SINCE),--since $(SINCE)) $(if $(QUICK),--quick) $(if $(ROUNDS),--rounds $(ROUNDS))
 
 # make regress-calibrate [RUNS=20] [REF=HEAD]: the verdict rule's false-alarm
 # rate and power, RUNS QUICK runs of REF,REF,REF+plant=cpu5 (regress/calibrate).
