@@ -13,14 +13,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-make -s -C "$top" gre/libgre.a common/libcommon.a
+make -s -C "$top" gre/libgre.a proto/libproto.a common/libcommon.a
 make -s -C "$here" bench_gre
-git -C "$top" archive "$old" gre common | tar -x -C "$tmp"
+# proto/ (GRE packets and sequencing) where OLD has it: they were in gre/
+# before 0.6.x.
+git -C "$top" archive "$old" gre common \
+    $(git -C "$top" ls-tree --name-only "$old" proto) | tar -x -C "$tmp"
 make -s -C "$tmp" -f - all >/dev/null <<'MK'
 CFLAGS ?= -O2 -g
 # -I. for trees that include by path, -Icommon -Igre for older ones.
 W := -std=c11 -Wall -Wextra -D_GNU_SOURCE -I. -Icommon -Igre
-GO := $(patsubst %.c,%.o,$(wildcard gre/*.c))
+GO := $(patsubst %.c,%.o,$(wildcard gre/*.c proto/*.c))
 CO := $(patsubst %.c,%.o,$(wildcard common/*.c))
 all: gre/libgre.a common/libcommon.a
 %.o: %.c
