@@ -13,7 +13,7 @@ LOAD_TEST_OBJ := $(addprefix client/,ctrl.o acct.o probe.o ipudp.o stream.o)
 CLIENT_LIBS := proto/libproto.a common/libcommon.a -lcrypto
 
 client/libppp.a: $(PPP_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 client/pptp-load: $(LOAD_OBJ) client/libppp.a proto/libproto.a common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) client/libppp.a $(CLIENT_LIBS)
 client/pptp-echo: $(ECHO_OBJ) common/libcommon.a

@@ -3,5 +3,5 @@
 # and depends on none of them.
 COMMON_OBJ := $(patsubst %.c,%.o,$(wildcard common/*.c))
 common/libcommon.a: $(COMMON_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 CLEAN += common/*.o common/libcommon.a

@@ -2,7 +2,7 @@
 # HDLC toward pppd's pty, batched I/O. Links proto/ and common/.
 GRE_OBJ := $(patsubst %.c,%.o,$(wildcard gre/*.c))
 gre/libgre.a: $(GRE_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 bench: gre/libgre.a proto/libproto.a common/libcommon.a
 	$(MAKE) -C gre/bench
 CLEAN += gre/*.o gre/libgre.a

@@ -5,5 +5,5 @@
 # pptpctl's socket protocol (ctl.h). Depends on common/ only.
 PROTO_OBJ := $(patsubst %.c,%.o,$(wildcard proto/*.c))
 proto/libproto.a: $(PROTO_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 CLEAN += proto/*.o proto/libproto.a

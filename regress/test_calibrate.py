@@ -122,6 +122,19 @@ class Calibrate(unittest.TestCase):
         self.assertEqual(rc, 2, out)
         self.assertIn("no summary.csv", out)
 
+    def test_a_run_cut_short_is_named_the_rest_tabulated(self):
+        good = self.runs([{}, {}])
+        cut = os.path.join(self.top, "cut")
+        os.makedirs(cut)
+        out_dir = os.path.join(self.top, "out")
+        rc, out = tool("--from", good[0], cut, good[1], "--out", out_dir)
+        self.assertEqual(rc, 2, out)
+        self.assertIn("| A-vs-A: any false alarm | 0 of 2 |", out)
+        self.assertIn("not measured (not counted)", out)
+        self.assertIn("cut: no summary.csv", out)
+        self.assertTrue(os.path.exists(os.path.join(out_dir,
+                                                    "calibration.md")))
+
     def test_a_run_without_plant_is_2(self):
         rows = [r for r in run_rows() if "+plant" not in r["version"]]
         rc, out = tool("--from", write_run(self.top, "noplant", rows))
