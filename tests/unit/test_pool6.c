@@ -1,0 +1,150 @@
+/* Unit tests for pptpd/pool6.c: each session's /64 out of a configured
+ * prefix, never one to two live sessions. */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "pptpd/pool6.h"
+
+static struct in6_addr
+a6(const char *s)
+{
+	struct in6_addr a;
+	assert_int_equal(inet_pton(AF_INET6, s, &a), 1);
+	return a;
+}
+
+static void
+assert_addr(const struct in6_addr *got, const char *want)
+{
+	char buf[INET6_ADDRSTRLEN];
+	inet_ntop(AF_INET6, got, buf, sizeof(buf));
+	assert_string_equal(buf, want);
+}
+
+static void
+test_bad_specs_refused(void **state)
+{
+	char err[128];
+	const char *bad[] = {
+		"2001:db8::", "2001:db8::/", "2001:db8::/47", "2001:db8::/65",
+		"2001:db8::/56x", "2001:zz8::/56", "2001:db8:0:1::/56",
+		"fe80::/56", "ff02::/56", "::/56", "::1/64",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_null(pool6_new(bad[i], err, sizeof(err)));
+		assert_true(err[0] != '\0');
+	}
+	assert_null(pool6_new("2001:db8:0:1::/56", err, sizeof(err)));
+	assert_non_null(strstr(err, "beyond the prefix length"));
+}
+
+static void
+test_slash56_holds_256_in_order(void **state)
+{
+	char err[128];
+	struct in6_addr got;
+	struct pool6 *p = pool6_new("2001:db8:100::/56", err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(pool6_size(p), 256);
+	assert_int_equal(pool6_alloc(p, &got), 0);
+	assert_addr(&got, "2001:db8:100::");
+	assert_int_equal(pool6_alloc(p, &got), 0);
+	assert_addr(&got, "2001:db8:100:1::");
+	for (int i = 2; i < 256; i++)
+		assert_int_equal(pool6_alloc(p, &got), 0);
+	assert_addr(&got, "2001:db8:100:ff::");
+	assert_int_equal(pool6_available(p), 0);
+	assert_int_equal(pool6_alloc(p, &got), -1);
+	pool6_free(p);
+}
+
+static void
+test_never_twice_while_live(void **state)
+{
+	char err[128];
+	struct in6_addr got[16], again;
+	struct pool6 *p = pool6_new("2001:db8:200::/60", err, sizeof(err));
+	assert_non_null(p);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(pool6_alloc(p, &got[i]), 0);
+	for (int i = 0; i < 16; i++)
+		for (int j = i + 1; j < 16; j++)
+			assert_memory_not_equal(&got[i], &got[j], sizeof(got[i]));
+	/* Freed ones come back oldest first; a double free changes nothing. */
+	assert_int_equal(pool6_release(p, &got[5]), 0);
+	assert_int_equal(pool6_release(p, &got[5]), -1);
+	assert_int_equal(pool6_release(p, &got[9]), 0);
+	assert_int_equal(pool6_alloc(p, &again), 0);
+	assert_memory_equal(&again, &got[5], sizeof(again));
+	assert_int_equal(pool6_alloc(p, &again), 0);
+	assert_memory_equal(&again, &got[9], sizeof(again));
+	assert_int_equal(pool6_alloc(p, &again), -1);
+	pool6_free(p);
+}
+
+static void
+test_take_and_foreign(void **state)
+{
+	char err[128];
+	struct in6_addr got;
+	struct pool6 *p = pool6_new("2001:db8:300::/62", err, sizeof(err));
+	assert_non_null(p);
+	struct in6_addr two = a6("2001:db8:300:2::");
+	assert_int_equal(pool6_take(p, &two), 0);
+	assert_int_equal(pool6_take(p, &two), -1);
+	struct in6_addr out = a6("2001:db8:300:4::");    /* past the /62 */
+	assert_int_equal(pool6_take(p, &out), -1);
+	assert_int_equal(pool6_release(p, &out), -1);
+	struct in6_addr host = a6("2001:db8:300:1::1");  /* not a /64 */
+	assert_int_equal(pool6_take(p, &host), -1);
+	struct in6_addr other = a6("2001:db8:301::");
+	assert_int_equal(pool6_take(p, &other), -1);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(pool6_alloc(p, &got), 0);
+		assert_memory_not_equal(&got, &two, sizeof(got));
+	}
+	assert_int_equal(pool6_alloc(p, &got), -1);
+	assert_int_equal(pool6_release(p, &two), 0);
+	assert_int_equal(pool6_alloc(p, &got), 0);
+	assert_memory_equal(&got, &two, sizeof(got));
+	pool6_free(p);
+}
+
+static void
+test_slash64_and_slash48(void **state)
+{
+	char err[128];
+	struct in6_addr got;
+	struct pool6 *p = pool6_new("2001:db8:400:7::/64", err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(pool6_size(p), 1);
+	assert_int_equal(pool6_alloc(p, &got), 0);
+	assert_addr(&got, "2001:db8:400:7::");
+	pool6_free(p);
+	p = pool6_new("2001:db8:500::/48", err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(pool6_size(p), 65536);
+	struct in6_addr last = a6("2001:db8:500:ffff::");
+	assert_int_equal(pool6_take(p, &last), 0);
+	assert_int_equal(pool6_available(p), 65535);
+	pool6_free(p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_specs_refused),
+		cmocka_unit_test(test_slash56_holds_256_in_order),
+		cmocka_unit_test(test_never_twice_while_live),
+		cmocka_unit_test(test_take_and_foreign),
+		cmocka_unit_test(test_slash64_and_slash48),
+	};
+	return cmocka_run_group_tests_name("pool6", tests, NULL, NULL);
+}
