@@ -46,6 +46,7 @@ in-root), against that release's pppd and libraries, in folders of their
 own (<key>-debN), and `poptop` is that root's package.
 """
 
+import fcntl
 import hashlib
 import os
 import re
@@ -304,66 +305,72 @@ def build_one(repo, build_root, spec, label, log=print, jobs=2, root=None,
     stamp = "recipe %d %s %s\n" % (RECIPE, tree, " ".join(margs))
     if plant:
         stamp = stamp[:-1] + " plant %s\n" % hashlib.sha1(diff).hexdigest()
-    if os.access(binary, os.X_OK) and _read(ok) == stamp:
-        log("build: %-24s %s (cached)" % (label, key))
-    else:
-        log("build: %-24s %s%s %s%s" % (
-            label, sha[:12], " (working tree)" if dirty else "",
-            " ".join(margs), " plant " + os.path.basename(plant)
-            if plant else ""))
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        with open(logf, "wb") as lf:
-            arch = subprocess.Popen(["git", "-C", repo, "archive", sha],
-                                    stdout=subprocess.PIPE, stderr=lf)
-            tar = subprocess.run(["tar", "-x", "-C", d], stdin=arch.stdout,
-                                 stderr=lf)
-            arch.stdout.close()
-            if arch.wait() != 0 or tar.returncode != 0:
-                raise BuildError("%s: exporting %s failed (see %s)"
-                                 % (label, sha[:12], logf))
-            if plant:
-                # git apply outside any repository is a plain patch: the
-                # ceiling keeps it from finding the clone around build/.
-                lf.write(("$ git apply %s\n" % plant).encode())
-                lf.flush()
-                pr = subprocess.run(
-                    ["git", "apply", "-"], cwd=d, input=diff, stdout=lf,
-                    stderr=subprocess.STDOUT, env=dict(
-                        os.environ,
-                        GIT_CEILING_DIRECTORIES=os.path.dirname(
-                            os.path.abspath(d))))
-                if pr.returncode != 0:
-                    raise BuildError("%s: plant %s does not apply to %s "
-                                     "(see %s)" % (label, plant, sha[:12],
-                                                   logf))
-            env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
-            # The daemon, and the pppd plugin it gives every pppd where
-            # the ref has one (the real stack: pptpd.conf `plugin`).
-            targets = ["pptpd/pptpd"]
-            if os.path.exists(os.path.join(d, "plugin", "Makefile")):
-                targets.append("plugin")
-            for t in targets:
-                cmd = ["make", "-C", d, "-j%d" % jobs, t] + margs
-                if root:
-                    cmd = [os.path.join(repo, "scripts", "vm", "in-root"),
-                           root, "--tree", d, "--"] + cmd
-                lf.write(("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
-                         .encode())
-                lf.flush()
-                p = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT,
-                                   env=env, stdin=subprocess.DEVNULL)
-                if p.returncode != 0:
-                    break
-        if p.returncode != 0 or not os.access(binary, os.X_OK):
-            with open(logf, errors="replace") as f:
-                tail = "\n".join("    " + x for x in
-                                 f.read().splitlines()[-25:])
-            raise BuildError("%s (%s) does not build: make exited %d; "
-                             "last lines of %s:\n%s"
-                             % (label, sha[:12], p.returncode, logf, tail))
-        with open(ok, "w") as f:
-            f.write(stamp)
+    os.makedirs(build_root, exist_ok=True)
+    # Two runs at once (CI's lanes, a calibration beside an A-vs-A run)
+    # may want the same build: one builds, the other waits for it and
+    # finds it cached, instead of both writing the one folder.
+    with open(os.path.join(build_root, key + ".lock"), "w") as lockf:
+        fcntl.flock(lockf, fcntl.LOCK_EX)
+        if os.access(binary, os.X_OK) and _read(ok) == stamp:
+            log("build: %-24s %s (cached)" % (label, key))
+        else:
+            log("build: %-24s %s%s %s%s" % (
+                label, sha[:12], " (working tree)" if dirty else "",
+                " ".join(margs), " plant " + os.path.basename(plant)
+                if plant else ""))
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            with open(logf, "wb") as lf:
+                arch = subprocess.Popen(["git", "-C", repo, "archive", sha],
+                                        stdout=subprocess.PIPE, stderr=lf)
+                tar = subprocess.run(["tar", "-x", "-C", d], stdin=arch.stdout,
+                                     stderr=lf)
+                arch.stdout.close()
+                if arch.wait() != 0 or tar.returncode != 0:
+                    raise BuildError("%s: exporting %s failed (see %s)"
+                                     % (label, sha[:12], logf))
+                if plant:
+                    # git apply outside any repository is a plain patch: the
+                    # ceiling keeps it from finding the clone around build/.
+                    lf.write(("$ git apply %s\n" % plant).encode())
+                    lf.flush()
+                    pr = subprocess.run(
+                        ["git", "apply", "-"], cwd=d, input=diff, stdout=lf,
+                        stderr=subprocess.STDOUT, env=dict(
+                            os.environ,
+                            GIT_CEILING_DIRECTORIES=os.path.dirname(
+                                os.path.abspath(d))))
+                    if pr.returncode != 0:
+                        raise BuildError("%s: plant %s does not apply to %s "
+                                         "(see %s)" % (label, plant, sha[:12],
+                                                       logf))
+                env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
+                # The daemon, and the pppd plugin it gives every pppd where
+                # the ref has one (the real stack: pptpd.conf `plugin`).
+                targets = ["pptpd/pptpd"]
+                if os.path.exists(os.path.join(d, "plugin", "Makefile")):
+                    targets.append("plugin")
+                for t in targets:
+                    cmd = ["make", "-C", d, "-j%d" % jobs, t] + margs
+                    if root:
+                        cmd = [os.path.join(repo, "scripts", "vm", "in-root"),
+                               root, "--tree", d, "--"] + cmd
+                    lf.write(("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
+                             .encode())
+                    lf.flush()
+                    p = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT,
+                                       env=env, stdin=subprocess.DEVNULL)
+                    if p.returncode != 0:
+                        break
+            if p.returncode != 0 or not os.access(binary, os.X_OK):
+                with open(logf, errors="replace") as f:
+                    tail = "\n".join("    " + x for x in
+                                     f.read().splitlines()[-25:])
+                raise BuildError("%s (%s) does not build: make exited %d; "
+                                 "last lines of %s:\n%s"
+                                 % (label, sha[:12], p.returncode, logf, tail))
+            with open(ok, "w") as f:
+                f.write(stamp)
     conf = []
     so = os.path.join(d, "plugin", "pptpd-policy.so")
     if os.path.exists(so):
