@@ -410,6 +410,17 @@ def max_spread(labels, rows, metrics=("throughput", "cpu_per_mb"),
 
 
 # ----------------------------------------------------------------- files
+def read_summary(results_dir):
+    """summary.csv of a finished run, as write_csv wrote it: a dict per
+    row; None when the folder has none (the run failed before its
+    report). For regress/expect, regress/bisect and regress/calibrate."""
+    path = os.path.join(results_dir, "summary.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def write_csv(results_dir, raw, labels, rows):
     summ = os.path.join(results_dir, "summary.csv")
     with open(summ, "w", newline="") as f:

@@ -52,6 +52,10 @@ NO_TUNNEL = "no tunnel"
 HIGHER = "higher"   # higher is better
 LOWER = "lower"     # lower is better
 
+# The smallest relative change (percent) that gives a verdict, unless
+# THRESHOLD says otherwise (regress/regress, regress/history).
+THRESHOLD = 5.0
+
 # The threshold (percent) of server CPU per MB, apart from THRESHOLD's: its
 # pairs agree to within about 1 % (UDP 0.3 %, TCP at a fixed rate 1-2 %,
 # A-vs-A), and a 5 % cost must clear it on every stream, TCP included.

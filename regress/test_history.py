@@ -25,6 +25,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import testmain  # noqa: E402
+import stats  # noqa: E402
 import streams as streamlib  # noqa: E402
 
 HISTORY = os.path.join(HERE, "history")
@@ -325,9 +326,8 @@ class Thresholds(unittest.TestCase):
     def test_defaults_are_regress_s(self):
         with open(os.path.join(HERE, "regress")) as f:
             src = f.read()
-        m = re.search(r'env_num\("THRESHOLD", ([0-9.]+)', src)
-        self.assertIsNotNone(m)
-        self.assertEqual(float(m.group(1)), history.THRESHOLD_DEFAULT)
+        self.assertIn('env_num("THRESHOLD", stats.THRESHOLD', src)
+        self.assertEqual(history.THRESHOLD_DEFAULT, stats.THRESHOLD)
         self.assertIn('env_num("CPU_THRESHOLD", stats.CPU_THRESHOLD', src)
 
 
