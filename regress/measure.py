@@ -49,9 +49,10 @@ TUN_LOCAL, TUN_POOL, TUN_PEER = "198.19.0.1", "198.19.0.10-40", "198.19.0.10"
 USER, SERVER_NAME, SECRET = "regress", "pptpd", "regress-secret-1"
 IPERF_PORT = 5201
 LINKNAME = "regress"
-# Processes of the server side that are not the server: the load generator
-# and our own probes. Everything else in netns srv is the server.
-NOT_SERVER = {"iperf3", "ping", "ip", "ss", "sleep"}
+# Processes of the server side that are not the server: the load generators
+# (iperf3, and pptp-echo, the `sessions` streams' echo service beside the
+# server) and our own probes. Everything else in netns srv is the server.
+NOT_SERVER = {"iperf3", "pptp-echo", "ping", "ip", "ss", "sleep"}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 # A `path` stream's links: (direction, netns, the device whose egress
 # carries that direction).
@@ -192,6 +193,12 @@ def _ns_delta(n0, n1):
         ended = [t for t in n0 if t not in n1]
         return sum(v - n0.get(t, 0) for t, v in n1.items()), ended
     return n1 - (n0 or 0), []
+
+
+def sessions_rtt(st):
+    """The median echo round trip over every session of a `sessions`
+    stream (pptp-load's histogram), in ms; None without one."""
+    return (st.get("rtt") or {}).get("p50_ms")
 
 
 def server_snapshot(ino):
@@ -992,8 +999,10 @@ class Session:
         pptp-echo beside the server. CPU per MB is taken over a window
         with every session up and streaming (from all N ppp interfaces up,
         for 40 % of the stream's duration), so the setup of the sessions
-        (pppd start, MS-CHAPv2, MPPE keys) is not in it; loss, order and
-        jitter are pptp-load's, over the whole stream."""
+        (pppd start, MS-CHAPv2, MPPE keys) is not in it, nor pptp-echo's
+        own CPU (NOT_SERVER); loss, order, jitter and the round trip are
+        pptp-load's, over the whole stream (timed on the host: see
+        regress/README.md on host clients)."""
         if self.plain:
             # Sessions are tunnels: `plain` has nothing to measure here.
             return {}, {"skipped": "plain: no tunnel"}
@@ -1048,7 +1057,8 @@ class Session:
         m = {"throughput": got * s["size"] * 8 / s["duration"] / 1e6,
              "loss": 100.0 * st.get("lost", 0) / sent if sent else None,
              "ooo": float(st.get("reordered", 0)),
-             "jitter": st.get("jitter_ms")}
+             "jitter": st.get("jitter_ms"),
+             "rtt": sessions_rtt(st)}
         cpu_ticks, cpu_ns, per, vanished = cpu_delta(a[1], b[1])
         cpu = cpu_ns if cpu_ns is not None else cpu_ticks
         mb = (b[2][0] - a[2][0]) / 1e6

@@ -337,5 +337,35 @@ def main():
     return testmain.run(sys.modules[__name__], "regress path")
 
 
+class SessionsStream(unittest.TestCase):
+    """What a `sessions` stream counts as the server and reports."""
+
+    def test_echo_service_is_not_the_server(self):
+        procs = {10: ("pptpd", 0, 5, 500), 11: ("pppd", 0, 1, 100),
+                 12: ("pptp-echo", 0, 9, 900), 13: ("iperf3", 0, 3, 300)}
+        saved = measure.pids_in_netns, measure.proc_stat
+        measure.pids_in_netns = lambda ino: list(procs)
+        measure.proc_stat = lambda pid: procs[pid]
+        try:
+            snap = measure.server_snapshot(1)
+        finally:
+            measure.pids_in_netns, measure.proc_stat = saved
+        self.assertEqual(sorted(c for c, _, _ in snap.values()),
+                         ["pppd", "pptpd"])
+
+    def test_rtt_is_the_median_round_trip(self):
+        st = {"rtt": {"count": 30000, "p50_ms": 245.8, "p95_ms": 589.8}}
+        self.assertEqual(measure.sessions_rtt(st), 245.8)
+        self.assertIsNone(measure.sessions_rtt({}))
+        self.assertIn("udp", stats.METRIC_BY_KEY["rtt"].kinds)
+
+    def test_the_full_set_has_200_sessions(self):
+        full = streams.load_dir(os.path.join(HERE, "streams"))
+        quick = streams.load_dir(os.path.join(HERE, "streams"), quick=True)
+        self.assertEqual(max(s.get("sessions", 1) for s in full), 200)
+        # QUICK runs only streams whose clients are in the VM
+        self.assertEqual(max(s.get("sessions", 1) for s in quick), 1)
+
+
 if __name__ == "__main__":
     sys.exit(main())
