@@ -22,15 +22,15 @@
 
 #include "fuzz/fuzz_util.h"
 
-/* ---- stand-ins for call.c and server.c ---- */
+/* ---- stand-ins for call.c and for the server's end of struct ctrls ---- */
 
 static unsigned fz_live_calls;
 static uint16_t fz_next_id;
 
 struct call *
-call_new(struct server *s, struct ctrl *ctrl, struct client *client,
-    const struct pptp_msg *ocrq, uint8_t *result, uint8_t *error,
-    const char **reason)
+call_new(struct calls *s, const struct call_conn *conn,
+    struct client *client, const struct pptp_msg *ocrq, uint8_t *result,
+    uint8_t *error, const char **reason)
 {
 	*result = PPTP_OCRP_GENERAL_ERROR;
 	*error = PPTP_ERR_NO_RESOURCE;
@@ -42,19 +42,19 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 	struct call *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		abort();
-	c->srv = s;
-	c->ctrl = ctrl;
+	c->calls = s;
+	c->conn = *conn;
 	c->client = client;
-	c->peer = ctrl_peer_addr(ctrl);
+	c->peer = conn->peer;
 	c->peer_id = ocrq->u.ocrq.call_id;
 	c->id = fz_next_id++;   /* 0x100, 0x101, ...: predictable for SLI */
 	c->pty = -1;
 	c->state = CALL_ACTIVE;
 	client_call_add(client);
-	TAILQ_INSERT_TAIL(&s->calls, c, s_entry);
+	TAILQ_INSERT_TAIL(&s->list, c, s_entry);
 	fz_live_calls++;
 	log_msg(LOG_INFO, "call %u/%u %s: started", c->id, c->peer_id,
-	    ctrl_peer_str(ctrl));
+	    conn->peer_str);
 	return c;
 }
 
@@ -72,12 +72,12 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	if (!call_is_live(c))
 		return;
 	c->state = CALL_ENDING;
-	if (c->ctrl != NULL)
-		ctrl_call_ended(c->ctrl, c, cdn_result);
-	if (c->ctrl != NULL)
-		ctrl_call_gone(c->ctrl, c);
+	if (c->conn.arg != NULL)
+		c->conn.ended(c->conn.arg, c, cdn_result);
+	if (c->conn.arg != NULL)
+		c->conn.gone(c->conn.arg, c);
 	client_call_gone(c->client);
-	TAILQ_REMOVE(&c->srv->calls, c, s_entry);
+	TAILQ_REMOVE(&c->calls->list, c, s_entry);
 	fz_live_calls--;
 	free(c);
 }
@@ -98,7 +98,7 @@ call_hangup(struct call *c, uint8_t cdn_result, enum report_cause cause,
 void
 call_detach(struct call *c)
 {
-	c->ctrl = NULL;
+	c->conn.arg = NULL;
 }
 
 void
@@ -109,26 +109,16 @@ call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm)
 	(void)send_accm; (void)recv_accm;
 }
 
-void
-server_ctrl_gone(struct server *s, struct ctrl *c)
+static void
+fz_ctrl_gone(void *arg)
 {
-	(void)c;
-	if (s->nctrls == 0)
-		abort();
-	s->nctrls--;
+	(void)arg;
 }
 
-unsigned
-server_setups(const struct server *s)
+static void
+fz_call_setup(void *arg, const char *refusal)
 {
-	(void)s;
-	return 0;
-}
-
-void
-server_call_setup(struct server *s, const char *refusal)
-{
-	(void)s;
+	(void)arg;
 	(void)refusal;
 }
 
@@ -180,13 +170,13 @@ fz_check_ctrl(const struct ctrl *c)
 	unsigned n = 0;
 	const struct call *call;
 	TAILQ_FOREACH(call, &c->calls, c_entry) {
-		if (call->ctrl != c || !call_is_live(call))
+		if (call->conn.arg != c || !call_is_live(call))
 			abort();
 		n++;
 	}
 	/* (calls are reaped at once here: every listed call is live) */
 	if (n != c->ncalls || n != c->nlive ||
-	    n > (unsigned)c->srv->conf->calls_per_conn)
+	    n > (unsigned)c->ctrls->conf->calls_per_conn)
 		abort();
 	if (c->outlen > sizeof(c->out) || c->inlen >= PPTP_MAX_MSG_LEN)
 		abort();
@@ -227,18 +217,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
 	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 
-	struct server s;
+	struct ctrls s;
+	struct calls calls;
+	struct clients *clients;
+	struct ratelimit rl_input = LOG_RL_INIT;
 	memset(&s, 0, sizeof(s));
+	memset(&calls, 0, sizeof(calls));
+	TAILQ_INIT(&calls.list);
+	calls.conf = &fz_conf;
+	calls.loop = l;
+	calls.rl_input = &rl_input;
+	ctrls_init(&s);
 	s.conf = &fz_conf;
 	s.loop = l;
-	s.listen_fd = -1;
-	TAILQ_INIT(&s.ctrls);
-	TAILQ_INIT(&s.calls);
-	TAILQ_INIT(&s.ctrls_unstarted);
-	TAILQ_INIT(&s.ctrls_idle);
-	if ((s.clients = clients_new()) == NULL)
+	s.calls = &calls;
+	s.rl_input = &rl_input;
+	s.call_setup = fz_call_setup;
+	s.gone = fz_ctrl_gone;
+	if ((clients = clients_new()) == NULL)
 		abort();
-	struct client *cl = clients_get(s.clients, (struct in_addr){ htonl(0xc6120002) }, 0);
+	struct client *cl = clients_get(clients, (struct in_addr){ htonl(0xc6120002) }, 0);
 	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = htons(40000),
 		.sin_addr = { htonl(0xc6120002) } };
 	struct sockaddr_in local = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT),
@@ -247,7 +245,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ctrl *c = ctrl_new(&s, sv[0], &peer, &local, cl);
 	if (c == NULL)
 		abort();
-	if (s.nctrls != 1)
+	if (s.n != 1)
 		abort();
 
 	const uint8_t *stream = data;
@@ -313,12 +311,12 @@ again:
 			ctrl_close(c, "end of fuzz input");
 		}
 	}
-	if (s.nctrls != 0 || fz_live_calls != 0 || !TAILQ_EMPTY(&s.calls))
+	if (s.n != 0 || fz_live_calls != 0 || !TAILQ_EMPTY(&calls.list))
 		abort();   /* closing a connection must end all its calls */
 	fz_check_output(&out, sv[1]);
 	if (client_calls(cl) != 0 || client_ctrls(cl) != 0)
 		abort();   /* the client's counts come back to zero */
-	clients_free(s.clients);
+	clients_free(clients);
 	loop_free(l);
 	close(sv[1]);
 	return 0;

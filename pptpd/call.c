@@ -32,17 +32,16 @@
 #include <unistd.h>
 
 #include "pptpd/call.h"
-#include "pptpd/callsel.h"
 #include "pptpd/client.h"
-#include "pptpd/ctrl.h"
+#include "pptpd/conf.h"
 #include "pptpd/datapath.h"
 #include "pptpd/kguard.h"
+#include "pptpd/log.h"
 #include "pptpd/mss.h"
 #include "gre/gre.h"
 #include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "proto/report.h"
-#include "pptpd/server.h"
 #include "common/strclean.h"
 
 #define CALL_ID_TRIES  64
@@ -146,23 +145,23 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
  * the kernel path an ending call's pppd still holds a PPTP socket bound to
  * this ID, and on either path its reports name it. */
 static int
-call_id_taken(const struct server *s, uint16_t id)
+call_id_taken(const struct calls *s, uint16_t id)
 {
-	return (s->call_ids[id / 64] >> (id % 64)) & 1;
+	return (s->ids[id / 64] >> (id % 64)) & 1;
 }
 
 static void
-call_id_mark(struct server *s, uint16_t id, int taken)
+call_id_mark(struct calls *s, uint16_t id, int taken)
 {
 	if (taken)
-		s->call_ids[id / 64] |= UINT64_C(1) << (id % 64);
+		s->ids[id / 64] |= UINT64_C(1) << (id % 64);
 	else
-		s->call_ids[id / 64] &= ~(UINT64_C(1) << (id % 64));
+		s->ids[id / 64] &= ~(UINT64_C(1) << (id % 64));
 }
 
 /* Random, so an off-path sender has to guess it (0 is never used). */
 static int
-call_pick_id(struct server *s, uint16_t *id)
+call_pick_id(struct calls *s, uint16_t *id)
 {
 	for (int i = 0; i < CALL_ID_TRIES; i++) {
 		uint16_t r;
@@ -255,7 +254,7 @@ call_facts_open(struct call *c, int reports, int *pppd_fd, const char **reason)
 	*pppd_fd = -1;
 	if (!reports)
 		return 0;
-	if (facts_open(&c->facts, c->srv->loop, call_report, c, pppd_fd) < 0) {
+	if (facts_open(&c->facts, c->calls->loop, call_report, c, pppd_fd) < 0) {
 		snprintf(why, sizeof(why), "cannot open the plugin's report "
 		    "channel: %s", strerror(errno));
 		*reason = why;
@@ -375,7 +374,7 @@ static void
 call_pty_ready(void *arg, uint32_t events)
 {
 	struct call *c = arg;
-	uint64_t now = loop_now(c->srv->loop);
+	uint64_t now = loop_now(c->calls->loop);
 	if (!call_is_live(c))
 		return;
 	if (events & EPOLLOUT)
@@ -390,6 +389,60 @@ call_is_live(const struct call *c)
 	return c->state == CALL_ACTIVE || c->state == CALL_HANGUP;
 }
 
+void
+calls_init(struct calls *cs)
+{
+	TAILQ_INIT(&cs->list);
+	ratelimit_init(&cs->rl_call, CALLS_RL_BURST, LOG_RL_PERIOD_MS);
+}
+
+struct call *
+calls_by_id(const struct calls *cs, uint16_t id)
+{
+	struct call *c;
+	TAILQ_FOREACH(c, &cs->list, s_entry)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+struct call *
+calls_by_pid(const struct calls *cs, pid_t pid)
+{
+	struct call *c;
+	TAILQ_FOREACH(c, &cs->list, s_entry)
+		if (c->pid == pid)
+			return c;
+	return NULL;
+}
+
+void
+calls_count(const struct calls *cs, unsigned *active, unsigned *ending)
+{
+	const struct call *c;
+	*active = *ending = 0;
+	TAILQ_FOREACH(c, &cs->list, s_entry) {
+		if (call_is_live(c))
+			(*active)++;
+		else
+			(*ending)++;
+	}
+}
+
+unsigned
+calls_sessions(const struct calls *cs)
+{
+	unsigned active, ending;
+	calls_count(cs, &active, &ending);
+	return active;
+}
+
+void
+call_pty_want_write(struct call *c, int on)
+{
+	loop_fd_mod(c->calls->loop, &c->pty_lf, EPOLLIN | (on ? EPOLLOUT : 0));
+}
+
 /* The session is up, or will never be: it no longer counts as a setup. */
 static void
 call_setup_done(struct call *c)
@@ -397,9 +450,9 @@ call_setup_done(struct call *c)
 	if (!c->in_setup)
 		return;
 	c->in_setup = 0;
-	loop_timer_cancel(c->srv->loop, &c->setup_timer);
+	loop_timer_cancel(c->calls->loop, &c->setup_timer);
 	client_setup_done(c->client);
-	c->srv->nsetups--;
+	c->calls->setups--;
 }
 
 /* The session is not up after call-setup-timeout. With the plugin's
@@ -413,7 +466,7 @@ static void
 call_setup_timeout(void *arg)
 {
 	struct call *c = arg;
-	struct server *s = c->srv;
+	struct calls *s = c->calls;
 
 	if (s->conf->noplugin) {
 		call_setup_done(c);
@@ -442,11 +495,11 @@ call_hold_timeout(void *arg)
 static void
 call_hold(struct call *c)
 {
-	struct server *s = c->srv;
+	struct calls *s = c->calls;
 	call_id_mark(s, c->id, 1);
 	client_call_add(c->client);
 	client_setup_add(c->client);
-	s->nsetups++;
+	s->setups++;
 	c->in_setup = 1;
 	loop_timer_set(s->loop, &c->setup_timer,
 	    (uint64_t)s->conf->setup_timeout * 1000, call_setup_timeout, c);
@@ -454,14 +507,14 @@ call_hold(struct call *c)
 
 /* The call is on the server's list from here on. */
 static void
-call_started(struct server *s, struct call *c, struct ctrl *ctrl)
+call_started(struct calls *s, struct call *c)
 {
 	c->started_ms = loop_now(s->loop);
 	c->state = CALL_ACTIVE;
-	TAILQ_INSERT_TAIL(&s->calls, c, s_entry);
+	TAILQ_INSERT_TAIL(&s->list, c, s_entry);
 	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
 	    "call %u/%u %s: started pppd %d for %s%s", c->id, c->peer_id,
-	    ctrl_peer_str(ctrl), (int)c->pid, inet_ntoa(c->remote_ip),
+	    c->client_str, (int)c->pid, inet_ntoa(c->remote_ip),
 	    c->kernel ? " (kernel data path)" : "");
 }
 
@@ -475,7 +528,7 @@ call_unguard(struct call *c, int report)
 	if (!c->guarded)
 		return;
 	c->guarded = 0;
-	kguard_del(c->srv->guard, c->peer, c->id, &st);
+	kguard_del(c->calls->guard, c->peer, c->id, &st);
 	if (report && (st.dropped_bad || st.dropped_seq || st.resyncs))
 		log_msg(LOG_NOTICE, "call %u/%u %s: GRE guard: passed %u, dropped "
 		    "%u malformed (flags, length) and %u out of sequence, %u resyncs",
@@ -490,7 +543,7 @@ call_mss_del(struct call *c)
 	if (!c->mss_on)
 		return;
 	c->mss_on = 0;
-	mss_del(c->srv->mss, c->ifname, c->id);
+	mss_del(c->calls->mss, c->ifname, c->id);
 }
 
 /* The session's interface (c->ifname) joins the MSS clamping table. A
@@ -500,9 +553,9 @@ call_mss_add(struct call *c)
 {
 	char why[256];
 
-	if (c->srv->mss == NULL || c->ifname[0] == '\0')
+	if (c->calls->mss == NULL || c->ifname[0] == '\0')
 		return;
-	if (mss_add(c->srv->mss, c->ifname, c->id, &c->mss, why,
+	if (mss_add(c->calls->mss, c->ifname, c->id, &c->mss, why,
 	    sizeof(why)) < 0) {
 		log_msg(LOG_WARNING, "call %u/%u %s: user %s: TCP MSS not clamped "
 		    "on %s: %s", c->id, c->peer_id, inet_ntoa(c->peer),
@@ -530,14 +583,13 @@ call_mss_renew(struct call *c)
  * the channel only if a socket has the Call ID by then (else it is lost,
  * and the peer waits out its restart timer). pppd inherits the socket. */
 static struct call *
-call_new_kernel(struct server *s, struct call *c, struct ctrl *ctrl,
-    const char **reason)
+call_new_kernel(struct calls *s, struct call *c, const char **reason)
 {
 	static char why[160];   /* the caller logs it at once */
 	int sock, rc;
 
 	c->kernel = 1;
-	sock = datapath_kernel_open(c->id, ctrl_local_addr(ctrl), c->peer_id,
+	sock = datapath_kernel_open(c->id, c->conn.local, c->peer_id,
 	    c->peer, why, sizeof(why));
 	if (sock < 0) {
 		*reason = why;
@@ -554,13 +606,13 @@ call_new_kernel(struct server *s, struct call *c, struct ctrl *ctrl,
 		}
 		c->guarded = 1;
 	}
-	rc = call_spawn_kernel(c, s->conf, ctrl_local_addr(ctrl), sock, reason);
+	rc = call_spawn_kernel(c, s->conf, c->conn.local, sock, reason);
 	close(sock);   /* pppd's now, or nobody's */
 	if (rc < 0)
 		goto fail_guard;
 	call_hold(c);
 	gre_engine_ignore_call(s->gre, c->id, 1);
-	call_started(s, c, ctrl);
+	call_started(s, c);
 	return c;
 fail_guard:
 	call_unguard(c, 0);
@@ -572,9 +624,9 @@ fail:
 }
 
 struct call *
-call_new(struct server *s, struct ctrl *ctrl, struct client *client,
-    const struct pptp_msg *ocrq, uint8_t *result, uint8_t *error,
-    const char **reason)
+call_new(struct calls *s, const struct call_conn *conn,
+    struct client *client, const struct pptp_msg *ocrq, uint8_t *result,
+    uint8_t *error, const char **reason)
 {
 	struct call *c = calloc(1, sizeof(*c));
 	*result = PPTP_OCRP_GENERAL_ERROR;
@@ -583,11 +635,12 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 		*reason = "out of memory";
 		return NULL;
 	}
-	c->srv = s;
-	c->ctrl = ctrl;
+	c->calls = s;
+	c->conn = *conn;
+	c->conn.peer_str = NULL;   /* the connection's: copied below */
 	c->client = client;
-	c->peer = ctrl_peer_addr(ctrl);
-	snprintf(c->client_str, sizeof(c->client_str), "%s", ctrl_peer_str(ctrl));
+	c->peer = conn->peer;
+	snprintf(c->client_str, sizeof(c->client_str), "%s", conn->peer_str);
 	c->stateless = -1;
 	c->peer_id = ocrq->u.ocrq.call_id;
 	c->pty = -1;
@@ -602,7 +655,7 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 		goto fail;
 	}
 	if (s->kernel_path)
-		return call_new_kernel(s, c, ctrl, reason);
+		return call_new_kernel(s, c, reason);
 	if (call_spawn(c, s->conf, reason) < 0)
 		goto fail_pool;
 	call_hold(c);
@@ -611,7 +664,7 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 		*reason = "cannot set up GRE for the call";
 		goto fail_pppd;
 	}
-	gre_call_set_local(c->gre, ctrl_local_addr(ctrl));
+	gre_call_set_local(c->gre, c->conn.local);
 	gre_call_set_window(c->gre, ocrq->u.ocrq.window);
 	gre_call_set_recv_window(c->gre, PPTPD_RECV_WINDOW);
 	if (loop_fd_add(s->loop, &c->pty_lf, c->pty, EPOLLIN, call_pty_ready, c) < 0) {
@@ -625,7 +678,7 @@ call_new(struct server *s, struct ctrl *ctrl, struct client *client,
 	gre_call_hold_pty(c->gre);
 	loop_timer_set(s->loop, &c->hold_timer, CALL_PTY_HOLD_MS,
 	    call_hold_timeout, c);
-	call_started(s, c, ctrl);
+	call_started(s, c);
 	return c;
 
 fail_pppd:
@@ -633,10 +686,10 @@ fail_pppd:
 	 * on the server's list until then. */
 	close(c->pty);
 	c->pty = -1;
-	c->ctrl = NULL;
+	c->conn.arg = NULL;
 	c->state = CALL_ENDING;
 	kill(c->pid, SIGKILL);
-	TAILQ_INSERT_TAIL(&s->calls, c, s_entry);
+	TAILQ_INSERT_TAIL(&s->list, c, s_entry);
 	return NULL;
 fail_pool:
 	if (s->pool != NULL)
@@ -664,7 +717,7 @@ call_pty_close(struct call *c)
 static void
 call_finish(struct call *c)
 {
-	struct server *s = c->srv;
+	struct calls *s = c->calls;
 	loop_timer_cancel(s->loop, &c->kill_timer);
 	loop_timer_cancel(s->loop, &c->end_timer);
 	loop_timer_cancel(s->loop, &c->hold_timer);
@@ -679,24 +732,24 @@ call_finish(struct call *c)
 	call_unguard(c, 1);
 	call_mss_del(c);
 	client_call_gone(c->client);
-	if (c->ctrl != NULL)
-		ctrl_call_gone(c->ctrl, c);
-	TAILQ_REMOVE(&s->calls, c, s_entry);
+	if (c->conn.arg != NULL)
+		c->conn.gone(c->conn.arg, c);
+	TAILQ_REMOVE(&s->list, c, s_entry);
 	loop_defer_free(s->loop, call_free, c);
-	server_call_gone(s);
+	s->gone(s->arg);
 }
 
 void
 call_detach(struct call *c)
 {
-	c->ctrl = NULL;
+	c->conn.arg = NULL;
 }
 
 void
 call_destroy(struct call *c)
 {
 	if (c->kernel)
-		gre_engine_ignore_call(c->srv->gre, c->id, 0);
+		gre_engine_ignore_call(c->calls->gre, c->id, 0);
 	call_unguard(c, 0);
 	call_mss_del(c);
 	gre_call_free(c->gre);
@@ -722,16 +775,16 @@ call_kill(void *arg)
 static void
 call_kill_arm(struct call *c, uint64_t delay)
 {
-	c->kill_at_ms = loop_now(c->srv->loop) + delay;
-	loop_timer_set(c->srv->loop, &c->kill_timer, delay, call_kill, c);
+	c->kill_at_ms = loop_now(c->calls->loop) + delay;
+	loop_timer_set(c->calls->loop, &c->kill_timer, delay, call_kill, c);
 }
 
 /* How long pppd gets between SIGTERM and SIGKILL (CALL_KILL_GRACE_MS). */
 static uint64_t
-call_kill_grace(const struct server *s)
+call_kill_grace(const struct calls *s)
 {
 	unsigned active, ending;
-	server_count_calls(s, &active, &ending);
+	calls_count(s, &active, &ending);
 	uint64_t ms = CALL_KILL_GRACE_MS +
 	    (uint64_t)ending * CALL_KILL_GRACE_PER_CALL_MS;
 	return ms < CALL_KILL_GRACE_MAX_MS ? ms : CALL_KILL_GRACE_MAX_MS;
@@ -743,7 +796,7 @@ static void
 call_stop_pppd(void *arg)
 {
 	struct call *c = arg;
-	struct server *s = c->srv;
+	struct calls *s = c->calls;
 	call_pty_close(c);
 	kill(c->pid, SIGTERM);
 	c->term_ms = loop_now(s->loop);
@@ -757,7 +810,7 @@ static int
 call_acct_in_flight(const struct call *c)
 {
 	return c->acct_down_ms != 0 && !c->exited && c->pid > 0 &&
-	    loop_now(c->srv->loop) < c->acct_down_ms + CALL_ACCT_STOP_MS;
+	    loop_now(c->calls->loop) < c->acct_down_ms + CALL_ACCT_STOP_MS;
 }
 
 uint64_t
@@ -772,7 +825,7 @@ static void call_log_ended(struct call *c, const char *reason,
 void
 call_end(struct call *c, uint8_t cdn_result, const char *reason)
 {
-	struct server *s = c->srv;
+	struct calls *s = c->calls;
 	if (!call_is_live(c))
 		return;
 	c->state = CALL_ENDING;
@@ -784,7 +837,7 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	if (c->kernel) {
 		/* The kernel's channel keeps no counters we can read: pppd's
 		 * come with the plugin's "down" report (session end). */
-		server_call_ended(s, &st);
+		s->ended(s->arg, &st);
 		log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
 		    "call %u/%u %s: ended after %llu s: %s (kernel data path)",
 		    c->id, c->peer_id, inet_ntoa(c->peer),
@@ -792,11 +845,11 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 		    reason);
 	} else {
 		gre_call_stats(c->gre, &st);
-		server_call_ended(s, &st);
+		s->ended(s->arg, &st);
 		call_log_ended(c, reason, &st);
 	}
-	if (c->ctrl != NULL)
-		ctrl_call_ended(c->ctrl, c, cdn_result);
+	if (c->conn.arg != NULL)
+		c->conn.ended(c->conn.arg, c, cdn_result);
 	gre_call_free(c->gre);
 	c->gre = NULL;
 	loop_fd_del(s->loop, &c->pty_lf);
@@ -822,7 +875,7 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 static void
 call_log_ended(struct call *c, const char *reason, const struct gre_stats *st)
 {
-	struct server *s = c->srv;
+	struct calls *s = c->calls;
 	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
 	    "call %u/%u %s: ended after %llu s: %s (gre rx %llu "
 	    "reordered %llu lost %llu duplicate %llu stale %llu wrong-source %llu, "
@@ -882,7 +935,7 @@ call_hangup(struct call *c, uint8_t cdn_result, enum report_cause cause,
 		c->term_held = 1;
 	else
 		kill(c->pid, SIGTERM);
-	loop_timer_set(c->srv->loop, &c->end_timer, CALL_HANGUP_MS,
+	loop_timer_set(c->calls->loop, &c->end_timer, CALL_HANGUP_MS,
 	    call_hangup_timeout, c);
 }
 
@@ -946,8 +999,8 @@ call_pty_closed(struct call *c, int err)
 	if (!call_is_live(c))
 		return;
 	/* Stop polling a dead pty, which would report EOF forever. */
-	loop_fd_del(c->srv->loop, &c->pty_lf);
-	loop_timer_set(c->srv->loop, &c->end_timer, 0, call_pty_gone, c);
+	loop_fd_del(c->calls->loop, &c->pty_lf);
+	loop_timer_set(c->calls->loop, &c->end_timer, 0, call_pty_gone, c);
 }
 
 static const char *
@@ -963,7 +1016,7 @@ call_address_holder(const struct call *c, struct in_addr a)
 {
 	struct call *o;
 	struct in_addr t;
-	TAILQ_FOREACH(o, &c->srv->calls, s_entry) {
+	TAILQ_FOREACH(o, &c->calls->list, s_entry) {
 		if (o == c)
 			continue;
 		if (o->remote_ip.s_addr == a.s_addr ||
@@ -981,7 +1034,7 @@ call_address_holder(const struct call *c, struct in_addr a)
 static int
 call_claim_address(struct call *c, const char *ip)
 {
-	struct server *s = c->srv;
+	struct calls *s = c->calls;
 	struct in_addr a;
 	struct call *o;
 	if (inet_pton(AF_INET, ip, &a) != 1 || a.s_addr == c->remote_ip.s_addr)
@@ -1034,6 +1087,13 @@ call_check_mppe(struct call *c, const struct report_msg *m, const char *peer)
 	return -1;
 }
 
+/* Another call of the same (reported) user. */
+static int
+call_same_user(const struct call *o, const struct call *c)
+{
+	return o != c && strcmp(o->user, c->user) == 0;
+}
+
 /* sessions-per-user, or RADIUS' Port-Limit for this user (the plugin's
  * session_limit): the sessions one user holds at once, counted when a
  * new one authenticates. At the limit the new one is hung up (deny), or
@@ -1044,11 +1104,10 @@ static int
 call_check_user_limit(struct call *c, const struct report_msg *m,
     const char *peer)
 {
-	const struct conf *conf = c->srv->conf;
+	const struct conf *conf = c->calls->conf;
 	const char *radius = report_get(m, "session_limit");
 	const char *src = "sessions-per-user";
 	uint64_t limit = (uint64_t)conf->sessions_per_user, v;
-	struct callsel sel = { .user = c->user };
 	unsigned held = 0;
 	struct call *o;
 
@@ -1057,15 +1116,15 @@ call_check_user_limit(struct call *c, const struct report_msg *m,
 		limit = v;
 		src = "RADIUS Port-Limit";
 	} else if (radius != NULL) {
-		log_rl(&c->srv->rl_input, loop_now(c->srv->loop), LOG_WARNING,
+		log_rl(c->calls->rl_input, loop_now(c->calls->loop), LOG_WARNING,
 		    "call %u/%u %s: session_limit '%.32s' in pppd %d's report is "
 		    "not a count: ignored", c->id, c->peer_id, peer, radius,
 		    (int)c->pid);
 	}
 	if (limit == 0 || c->user[0] == '\0')
 		return 0;
-	for (o = NULL; (o = callsel_next(&sel, c->srv, o)) != NULL; )
-		held += o != c && o->state == CALL_ACTIVE;
+	TAILQ_FOREACH(o, &c->calls->list, s_entry)
+		held += call_same_user(o, c) && o->state == CALL_ACTIVE;
 	if (held < limit)
 		return 0;
 	if (conf->user_limit_action == CONF_USER_LIMIT_DENY) {
@@ -1077,8 +1136,10 @@ call_check_user_limit(struct call *c, const struct report_msg *m,
 		return -1;
 	}
 	/* replace: calls are listed oldest first */
-	for (o = NULL; held >= limit && (o = callsel_next(&sel, c->srv, o)) != NULL; ) {
-		if (o == c || o->state != CALL_ACTIVE)
+	TAILQ_FOREACH(o, &c->calls->list, s_entry) {
+		if (held < limit)
+			break;
+		if (!call_same_user(o, c) || o->state != CALL_ACTIVE)
 			continue;
 		log_msg(LOG_NOTICE, "call %u/%u: user %s's session replaced by "
 		    "call %u/%u from %s (%s %u)", o->id, o->peer_id, c->user,
@@ -1105,7 +1166,7 @@ call_log_up_mss(struct call *c, const struct report_msg *m)
 		return;   /* the same interface, clamped already */
 	call_mss_del(c);
 	if (strlen(ifname) >= sizeof(c->ifname) || !mss_ifname_ok(ifname)) {
-		if (c->srv->mss != NULL)
+		if (c->calls->mss != NULL)
 			log_msg(LOG_WARNING, "call %u/%u %s: user %s: TCP MSS not "
 			    "clamped: the report names interface '%.32s', not one "
 			    "we take", c->id, c->peer_id, inet_ntoa(c->peer),
@@ -1138,7 +1199,7 @@ call_log_session(struct call *c, const struct report_msg *m)
 		snprintf(c->tunnel, sizeof(c->tunnel), "%s", call_fact(m, "ip"));
 		c->stateless = strcmp(c->mppe, "none") == 0 ? -1 :
 		    strcmp(call_fact(m, "stateless"), "1") == 0;
-		c->up_ms = loop_now(c->srv->loop);
+		c->up_ms = loop_now(c->calls->loop);
 		call_setup_done(c);
 		if (call_check_mppe(c, m, peer) < 0)
 			return;
@@ -1166,7 +1227,7 @@ call_log_session(struct call *c, const struct report_msg *m)
 		/* Logged now: the client may clear the call before pppd is
 		 * reaped, and then the exit status is never logged. */
 		if (af && *af)
-			log_rl(&c->srv->rl_call, loop_now(c->srv->loop), LOG_NOTICE,
+			log_rl(&c->calls->rl_call, loop_now(c->calls->loop), LOG_NOTICE,
 			    "call %u/%u %s: authentication failed for %s: %s", c->id,
 			    c->peer_id, peer, call_fact(m, "auth_user"), af);
 		snprintf(c->exit_reason, sizeof(c->exit_reason), "%s%s%s",
@@ -1189,7 +1250,7 @@ call_kill_pending(const struct call *c)
 static void
 call_acct_stopping(struct call *c)
 {
-	c->acct_down_ms = loop_now(c->srv->loop);
+	c->acct_down_ms = loop_now(c->calls->loop);
 	if (!call_kill_pending(c))
 		return;
 	call_kill_arm(c, CALL_ACCT_STOP_MS);
@@ -1216,7 +1277,7 @@ call_acct_stopped(struct call *c)
 	    loop_timer_armed(&c->kill_timer)) {
 		call_stop_pppd(c);
 	} else if (call_kill_pending(c)) {
-		call_kill_arm(c, call_kill_grace(c->srv));
+		call_kill_arm(c, call_kill_grace(c->calls));
 	}
 }
 
@@ -1227,7 +1288,7 @@ static void
 call_report(void *arg, const char *data, size_t len)
 {
 	struct call *c = arg;
-	struct server *s = c->srv;
+	struct calls *s = c->calls;
 	struct report_msg m;
 	const char *why = NULL;
 	uint64_t id;
@@ -1239,7 +1300,7 @@ call_report(void *arg, const char *data, size_t len)
 	else if (id != c->id)
 		why = "names another call";
 	if (why != NULL) {
-		log_rl(&s->rl_input, loop_now(s->loop), LOG_WARNING,
+		log_rl(s->rl_input, loop_now(s->loop), LOG_WARNING,
 		    "call %u/%u: report of pppd %d dropped: %s", c->id, c->peer_id,
 		    (int)c->pid, why);
 		return;

@@ -9,16 +9,20 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "common/ratelimit.h"
 #include "pptpd/facts.h"
 #include "pptpd/loop.h"
 #include "pptpd/mss.h"
 #include "proto/seq.h"
 #include "proto/report.h"
 
-struct server;
-struct ctrl;
+struct call;
 struct client;
 struct gre_call;
+struct gre_engine;
+struct gre_stats;
+struct kguard;
+struct pool;
 struct pptp_msg;
 struct conf;
 
@@ -69,6 +73,55 @@ struct conf;
  * kill` compare whole names: a name cut short could match another's. */
 #define CALL_NAME_MAX       255
 
+/* Call IDs are 16 bits: one bit each, taken until pppd is reaped. */
+#define CALLS_ID_WORDS      (65536 / 64)
+/* Lines per second about calls starting or ending: plenty for real
+ * dial-in, a ceiling for a flood. */
+#define CALLS_RL_BURST      50
+
+TAILQ_HEAD(call_list, call);
+
+/* Every call until its pppd is reaped, and what all of them use. The
+ * server owns one: it fills in the handles, keeps them current across a
+ * reload (pool, mss), and hands it to each new call (call_new). A call
+ * joins `list` once its pppd runs and leaves it when pppd is reaped; then
+ * it says so through `ended` and `gone`, so the server learns what
+ * happened without being asked and without a call knowing the server. */
+struct calls {
+	struct call_list   list;      /* oldest first */
+	uint64_t           ids[CALLS_ID_WORDS];   /* Call IDs taken */
+	unsigned           setups;    /* calls counted in call-setups */
+	struct loop       *loop;
+	const struct conf *conf;
+	struct pool       *pool;      /* NULL: pppd picks the addresses */
+	struct gre_engine *gre;
+	int                kernel_path;   /* calls use the kernel's PPTP channel */
+	struct kguard     *guard;     /* its GRE guard; NULL when off */
+	struct mss        *mss;       /* TCP MSS clamping; NULL when off */
+	struct ratelimit   rl_call;   /* calls started and ended */
+	struct ratelimit  *rl_input;  /* rejected control input (ctrl.c's too) */
+	/* A call ended with these GRE counters (they leave with the call). */
+	void             (*ended)(void *arg, const struct gre_stats *st);
+	/* A call's pppd was reaped: the call is off `list`. */
+	void             (*gone)(void *arg);
+	void              *arg;
+};
+
+/* What a call's control connection hands it: the connection's addresses,
+ * and where the call's events go while the connection is there
+ * (call_detach ends that). */
+struct call_conn {
+	void          *arg;
+	struct in_addr peer, local;
+	const char    *peer_str;      /* "a.b.c.d:port" */
+	/* The call ended (pppd may still run): tell the peer with a
+	 * Call-Disconnect-Notify if `result` is non-zero. */
+	void         (*ended)(void *arg, struct call *c, uint8_t result);
+	/* Its pppd was reaped: the call no longer counts against the
+	 * connection. */
+	void         (*gone)(void *arg, struct call *c);
+};
+
 enum call_state {
 	CALL_ACTIVE,     /* pppd running, frames flowing */
 	CALL_HANGUP,     /* we hang up: pppd ends LCP, frames still flow */
@@ -78,8 +131,8 @@ enum call_state {
 struct call {
 	TAILQ_ENTRY(call) s_entry;     /* server's list */
 	TAILQ_ENTRY(call) c_entry;     /* its control connection's list */
-	struct server    *srv;
-	struct ctrl      *ctrl;        /* NULL once detached */
+	struct calls     *calls;       /* the server's, handed at call_new */
+	struct call_conn  conn;        /* .arg NULL once detached */
 	struct client    *client;      /* its address's entry, until reaped */
 	enum call_state   state;
 	/* Counted in call-setups until its session is up or its pppd is
@@ -133,9 +186,18 @@ struct call {
 /* Answer an OCRQ: allocate addresses and a Call ID, start pppd. On failure
  * returns NULL with the OCRP result and error codes set and a reason for
  * the log. The call counts against `client` until its pppd is reaped. */
-struct call *call_new(struct server *s, struct ctrl *ctrl, struct client *client,
-    const struct pptp_msg *ocrq, uint8_t *result, uint8_t *error,
-    const char **reason);
+struct call *call_new(struct calls *cs, const struct call_conn *conn,
+    struct client *client, const struct pptp_msg *ocrq, uint8_t *result,
+    uint8_t *error, const char **reason);
+
+void calls_init(struct calls *cs);
+/* By our Call ID, whatever its state (IDs are unique until reaped). */
+struct call *calls_by_id(const struct calls *cs, uint16_t id);
+struct call *calls_by_pid(const struct calls *cs, pid_t pid);
+/* Calls live, and calls ending (their pppd not yet reaped). */
+void calls_count(const struct calls *cs, unsigned *active, unsigned *ending);
+/* Calls not ended yet (active or hanging up). */
+unsigned calls_sessions(const struct calls *cs);
 
 /* The server's MSS clamping table was made anew (a reload changed
  * tcp-mss-adjust): the session's interface, if it has one, is added to it
@@ -154,6 +216,8 @@ void call_hangup(struct call *c, uint8_t cdn_result, enum report_cause cause,
     const char *reason);
 /* Its control connection is gone: nothing more is said to the peer. */
 void call_detach(struct call *c);
+/* The engine wants to write to the call's pty (on), or is done (off). */
+void call_pty_want_write(struct call *c, int on);
 /* Not ended yet (ACTIVE or HANGUP). */
 int  call_is_live(const struct call *c);
 /* While its pppd sends the Accounting-Stop (its "down" with accounting on,

@@ -5,7 +5,6 @@
 
 #include "pptpd/call.h"
 #include "pptpd/callsel.h"
-#include "pptpd/server.h"
 
 /* The tunnel address: what pppd reported once the session was up, and
  * the one we gave it from the pool (pppd may have been given another). */
@@ -42,9 +41,10 @@ callsel_matches(const struct callsel *sel, const struct call *c)
 }
 
 struct call *
-callsel_next(const struct callsel *sel, struct server *s, struct call *prev)
+callsel_next(const struct callsel *sel, const struct calls *cs,
+    struct call *prev)
 {
-	struct call *c = prev ? TAILQ_NEXT(prev, s_entry) : TAILQ_FIRST(&s->calls);
+	struct call *c = prev ? TAILQ_NEXT(prev, s_entry) : TAILQ_FIRST(&cs->list);
 	while (c != NULL && !callsel_matches(sel, c))
 		c = TAILQ_NEXT(c, s_entry);
 	return c;

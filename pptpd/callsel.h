@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 struct call;
-struct server;
+struct calls;
 
 struct callsel {
 	int            by_id;       /* our Call ID */
@@ -25,8 +25,8 @@ struct callsel {
 /* Does live call `c` have every fact `sel` names? A selector that names
  * none selects nothing. */
 int callsel_matches(const struct callsel *sel, const struct call *c);
-/* The next selected call of `s` after `prev` (NULL: the first), or NULL. */
-struct call *callsel_next(const struct callsel *sel, struct server *s,
+/* The next selected call of `cs` after `prev` (NULL: the first), or NULL. */
+struct call *callsel_next(const struct callsel *sel, const struct calls *cs,
     struct call *prev);
 
 #endif

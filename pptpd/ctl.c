@@ -17,12 +17,13 @@
 
 #include "pptpd/call.h"
 #include "pptpd/callsel.h"
+#include "pptpd/conf.h"
 #include "pptpd/ctl.h"
+#include "pptpd/ctrl.h"
 #include "gre/gre.h"
 #include "pptpd/log.h"
 #include "proto/msg.h"
 #include "pptpd/pool.h"
-#include "pptpd/server.h"
 #include "common/strclean.h"
 #include "pptpd/version.h"
 
@@ -270,13 +271,13 @@ ctl_session_show(struct ctl_out *o, const struct call *c, uint64_t now)
 static const char *
 ctl_cmd_status(struct ctl_conn *cc, struct ctl_out *o)
 {
-	struct server *s = cc->ctl->srv;
+	const struct ctl_env *s = &cc->ctl->env;
 	const struct conf *cf = s->conf;
 	unsigned setup = 0, up = 0, hangup = 0, ending = 0;
 	struct gre_engine_stats gs;
 	struct call *c;
 
-	TAILQ_FOREACH(c, &s->calls, s_entry) {
+	TAILQ_FOREACH(c, &s->calls->list, s_entry) {
 		const char *st = ctl_call_state(c);
 		setup += strcmp(st, "setup") == 0;
 		up += strcmp(st, "up") == 0;
@@ -288,10 +289,10 @@ ctl_cmd_status(struct ctl_conn *cc, struct ctl_out *o)
 	    "connections: %u\ncalls:       %u (setup %u, up %u, hangup %u, "
 	    "ending %u)\n", PPTPD_VERSION,
 	    (unsigned long long)(loop_now(s->loop) - s->started_ms) / 1000,
-	    s->nctrls, setup + up + hangup + ending, setup, up, hangup, ending);
-	if (s->pool != NULL)
-		out_printf(o, "pool:        %zu of %zu free\n", pool_available(s->pool),
-		    pool_size(s->pool));
+	    s->ctrls->n, setup + up + hangup + ending, setup, up, hangup, ending);
+	if (s->calls->pool != NULL)
+		out_printf(o, "pool:        %zu of %zu free\n", pool_available(s->calls->pool),
+		    pool_size(s->calls->pool));
 	else
 		out_printf(o, "pool:        none (pppd picks the addresses)\n");
 	out_printf(o, "gre:         rx %llu tx %llu malformed %llu unknown-call "
@@ -314,14 +315,14 @@ ctl_cmd_status(struct ctl_conn *cc, struct ctl_out *o)
 static const char *
 ctl_cmd_sessions(struct ctl_conn *cc, struct ctl_out *o, int json)
 {
-	struct server *s = cc->ctl->srv;
+	const struct ctl_env *s = &cc->ctl->env;
 	uint64_t now = loop_now(s->loop);
 	struct call *c;
 	int first = 1;
 
 	if (json)
 		out_printf(o, "[");
-	TAILQ_FOREACH(c, &s->calls, s_entry) {
+	TAILQ_FOREACH(c, &s->calls->list, s_entry) {
 		if (json) {
 			out_printf(o, first ? "\n" : ",\n");
 			ctl_session_json(o, c, now);
@@ -361,15 +362,15 @@ ctl_cmd_show(struct ctl_conn *cc, struct ctl_out *o, const char *arg,
 		*msg = "show: a Call ID is a number from 1 to 65535";
 		return CTL_ERR_USAGE;
 	}
-	if ((c = server_call_by_id(cc->ctl->srv, id)) == NULL) {
+	if ((c = calls_by_id(cc->ctl->env.calls, id)) == NULL) {
 		*msg = "no such session";
 		return CTL_ERR_NOMATCH;
 	}
 	if (json) {
-		ctl_session_json(o, c, loop_now(cc->ctl->srv->loop));
+		ctl_session_json(o, c, loop_now(cc->ctl->env.loop));
 		out_printf(o, "\n");
 	} else {
-		ctl_session_show(o, c, loop_now(cc->ctl->srv->loop));
+		ctl_session_show(o, c, loop_now(cc->ctl->env.loop));
 	}
 	return NULL;
 }
@@ -420,7 +421,7 @@ ctl_cmd_kill(struct ctl_conn *cc, struct ctl_out *o, const char *arg,
     const char **msg)
 {
 	static const char *const byname[] = { "id", "user", "address" };
-	struct server *s = cc->ctl->srv;
+	const struct ctl_env *s = &cc->ctl->env;
 	struct ctl_kill k;
 	struct call *c;
 	char reason[sizeof(c->hangup_reason)];
@@ -431,7 +432,7 @@ ctl_cmd_kill(struct ctl_conn *cc, struct ctl_out *o, const char *arg,
 		return code;
 	snprintf(reason, sizeof(reason), "hung up by pptpctl (uid %u pid %d)",
 	    (unsigned)cc->uid, (int)cc->pid);
-	for (c = NULL; (c = callsel_next(&k.sel, s, c)) != NULL; ) {
+	for (c = NULL; (c = callsel_next(&k.sel, s->calls, c)) != NULL; ) {
 		n++;
 		if (c->state == CALL_HANGUP) {
 			out_printf(o, "%u/%u user %s: already hanging up\n", c->id,
@@ -461,13 +462,11 @@ static const char *
 ctl_cmd_reload(struct ctl_conn *cc, struct ctl_out *o, const char **msg)
 {
 	static char err[CONF_ERR_LEN + PATH_MAX];
-	struct server *s = cc->ctl->srv;
+	const struct ctl_env *s = &cc->ctl->env;
 
 	log_msg(LOG_NOTICE, "ctl: reload asked by uid %u pid %d",
 	    (unsigned)cc->uid, (int)cc->pid);
-	notify_reloading(s);
-	int rc = s->reload(s->reload_arg, err, sizeof(err));
-	notify_ready(s);
+	int rc = s->reload(s->arg, err, sizeof(err));
 	if (rc < 0) {
 		*msg = err;
 		return CTL_ERR_REFUSED;
@@ -544,7 +543,7 @@ ctl_conn_free(void *p)
 static void
 ctl_conn_close(struct ctl_conn *cc)
 {
-	struct loop *l = cc->ctl->srv->loop;
+	struct loop *l = cc->ctl->env.loop;
 	loop_timer_cancel(l, &cc->timer);
 	loop_fd_del(l, &cc->lf);
 	close(cc->fd);
@@ -557,7 +556,7 @@ static void
 ctl_conn_refuse(struct ctl_conn *cc, const char *code, const char *msg)
 {
 	struct ctl *ctl = cc->ctl;
-	log_rl(&ctl->rl, loop_now(ctl->srv->loop), LOG_WARNING,
+	log_rl(&ctl->rl, loop_now(ctl->env.loop), LOG_WARNING,
 	    "ctl: request from uid %u pid %d refused: %s", (unsigned)cc->uid,
 	    (int)cc->pid, msg);
 	cc->out.len = 0;
@@ -580,7 +579,7 @@ ctl_conn_answer(struct ctl_conn *cc)
 		}
 	}
 	cc->sent = 0;
-	loop_fd_mod(cc->ctl->srv->loop, &cc->lf, EPOLLOUT);
+	loop_fd_mod(cc->ctl->env.loop, &cc->lf, EPOLLOUT);
 }
 
 static void
@@ -596,7 +595,7 @@ ctl_conn_request(struct ctl_conn *cc)
 		code = ctl_dispatch(cc, cc->req, &body, &msg);
 	if (code != NULL) {
 		if (strcmp(code, CTL_ERR_NOMATCH) != 0)
-			log_rl(&cc->ctl->rl, loop_now(cc->ctl->srv->loop), LOG_WARNING,
+			log_rl(&cc->ctl->rl, loop_now(cc->ctl->env.loop), LOG_WARNING,
 			    "ctl: request from uid %u pid %d: %s",
 			    (unsigned)cc->uid, (int)cc->pid, msg);
 		out_printf(&cc->out, "error %s %s\n", code, msg);
@@ -663,7 +662,7 @@ static void
 ctl_conn_timeout(void *arg)
 {
 	struct ctl_conn *cc = arg;
-	log_rl(&cc->ctl->rl, loop_now(cc->ctl->srv->loop), LOG_WARNING,
+	log_rl(&cc->ctl->rl, loop_now(cc->ctl->env.loop), LOG_WARNING,
 	    "ctl: request from uid %u pid %d: no exchange within %d ms, closed",
 	    (unsigned)cc->uid, (int)cc->pid, CTL_TIMEOUT_MS);
 	ctl_conn_close(cc);
@@ -672,7 +671,7 @@ ctl_conn_timeout(void *arg)
 static void
 ctl_accept_one(struct ctl *ctl, int fd)
 {
-	struct server *s = ctl->srv;
+	const struct ctl_env *s = &ctl->env;
 	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
 	socklen_t len = sizeof(cred);
 	struct ctl_conn *cc = calloc(1, sizeof(*cc));
@@ -717,7 +716,7 @@ ctl_accept_shed(struct ctl *ctl, int err)
 
 	switch (shed_accept(&ctl->shed, (struct sockaddr *)&peer, &len)) {
 	case SHED_DROPPED:
-		log_rl(&ctl->rl, loop_now(ctl->srv->loop), LOG_WARNING,
+		log_rl(&ctl->rl, loop_now(ctl->env.loop), LOG_WARNING,
 		    "ctl: request refused: out of descriptors");
 		return 1;
 	case SHED_EMPTY:
@@ -725,7 +724,7 @@ ctl_accept_shed(struct ctl *ctl, int err)
 	case SHED_PAUSED:
 		break;
 	}
-	log_rl(&ctl->rl, loop_now(ctl->srv->loop), LOG_ERR, "ctl: accept: %s: "
+	log_rl(&ctl->rl, loop_now(ctl->env.loop), LOG_ERR, "ctl: accept: %s: "
 	    "not accepting for %d ms", strerror(err), SHED_PAUSE_MS);
 	return -1;
 }
@@ -745,7 +744,7 @@ ctl_accept(void *arg, uint32_t events)
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 			    errno != ECONNABORTED)
-				log_rl(&ctl->rl, loop_now(ctl->srv->loop), LOG_ERR,
+				log_rl(&ctl->rl, loop_now(ctl->env.loop), LOG_ERR,
 				    "ctl: accept: %s", strerror(errno));
 			return;
 		}
@@ -798,11 +797,11 @@ ctl_dir_check(char *err, size_t errlen)
 }
 
 int
-ctl_open(struct ctl *c, struct server *s, char *err, size_t errlen)
+ctl_open(struct ctl *c, const struct ctl_env *env, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 
-	c->srv = s;
+	c->env = *env;
 	c->fd = -1;
 	c->lf.fd = -1;
 	c->nconns = 0;
@@ -825,8 +824,8 @@ ctl_open(struct ctl *c, struct server *s, char *err, size_t errlen)
 	    bind(c->fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
 	umask(old);
 	if (!bound || listen(c->fd, CTL_BACKLOG) < 0 ||
-	    shed_open(&c->shed, s->loop, &c->lf) < 0 ||
-	    loop_fd_add(s->loop, &c->lf, c->fd, EPOLLIN, ctl_accept, c) < 0) {
+	    shed_open(&c->shed, env->loop, &c->lf) < 0 ||
+	    loop_fd_add(env->loop, &c->lf, c->fd, EPOLLIN, ctl_accept, c) < 0) {
 		snprintf(err, errlen, "cannot open the control socket %s: %s",
 		    CTL_SOCK_PATH, strerror(errno));
 		if (c->fd >= 0) {
@@ -844,14 +843,14 @@ void
 ctl_close(struct ctl *c)
 {
 	struct ctl_conn *cc;
-	if (c->srv == NULL)
+	if (c->env.loop == NULL)
 		return;   /* never opened */
 	while ((cc = TAILQ_FIRST(&c->conns)) != NULL)
 		ctl_conn_close(cc);
 	shed_close(&c->shed);
 	if (c->fd < 0)
 		return;
-	loop_fd_del(c->srv->loop, &c->lf);
+	loop_fd_del(c->env.loop, &c->lf);
 	close(c->fd);
 	unlink(CTL_SOCK_PATH);
 	c->fd = -1;

@@ -11,16 +11,34 @@
 #include "common/ratelimit.h"
 #include "pptpd/shed.h"
 
-struct server;
+struct calls;
+struct conf;
 struct ctl_conn;
+struct ctrls;
+struct gre_engine;
 
 /* Exchanges served at once; the next connections are refused ("busy"). */
 #define CTL_CONNS_MAX  8
 /* A whole exchange (request in, answer out) must fit in this. */
 #define CTL_TIMEOUT_MS 5000
 
+/* What the control socket reports on and acts on: the server's, handed
+ * at ctl_open. */
+struct ctl_env {
+	struct loop        *loop;
+	const struct conf  *conf;
+	struct calls       *calls;
+	const struct ctrls *ctrls;
+	struct gre_engine  *gre;
+	uint64_t            started_ms;
+	/* `pptpctl reload`: the same as SIGHUP's; 0, or -1 with `err` set
+	 * ("file:line: reason"). */
+	int               (*reload)(void *arg, char *err, size_t errlen);
+	void               *arg;
+};
+
 struct ctl {
-	struct server   *srv;
+	struct ctl_env   env;    /* .loop NULL: never opened */
 	int              fd;
 	struct loop_fd   lf;
 	struct shed      shed;   /* its way out of EMFILE (shed.h) */
@@ -32,7 +50,8 @@ struct ctl {
 
 /* Bind CTL_SOCK_PATH (CTL_DIR created or checked first). Refused when
  * another daemon answers on it: two would take each other's socket. */
-int  ctl_open(struct ctl *c, struct server *s, char *err, size_t errlen);
+int  ctl_open(struct ctl *c, const struct ctl_env *env, char *err,
+    size_t errlen);
 /* Also ends every exchange under way. */
 void ctl_close(struct ctl *c);
 

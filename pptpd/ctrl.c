@@ -29,10 +29,12 @@
 
 #include "pptpd/call.h"
 #include "pptpd/client.h"
+#include "pptpd/conf.h"
 #include "pptpd/ctrl.h"
+#include "pptpd/log.h"
+#include "pptpd/loop.h"
 #include "proto/msg.h"
 #include "pptpd/pool.h"
-#include "pptpd/server.h"
 #include "pptpd/version.h"
 
 enum ctrl_state {
@@ -44,7 +46,7 @@ enum ctrl_state {
 
 struct ctrl {
 	TAILQ_ENTRY(ctrl) entry;
-	struct server    *srv;
+	struct ctrls     *ctrls;
 	struct client    *client;
 	enum ctrl_state   state;
 	int               fd;
@@ -75,24 +77,6 @@ struct ctrl {
 static void ctrl_ready(void *arg, uint32_t events);
 static void ctrl_echo_timeout(void *arg);
 
-const char *
-ctrl_peer_str(const struct ctrl *c)
-{
-	return c->name;
-}
-
-struct in_addr
-ctrl_peer_addr(const struct ctrl *c)
-{
-	return c->peer.sin_addr;
-}
-
-struct in_addr
-ctrl_local_addr(const struct ctrl *c)
-{
-	return c->local.sin_addr;
-}
-
 static void
 ctrl_setup_timeout(void *arg)
 {
@@ -109,7 +93,7 @@ ctrl_setup_timeout(void *arg)
 static void
 ctrl_idle_disarm(struct ctrl *c)
 {
-	loop_timer_cancel(c->srv->loop, &c->setup_timer);
+	loop_timer_cancel(c->ctrls->loop, &c->setup_timer);
 	if (c->idle_list == NULL)
 		return;
 	TAILQ_REMOVE(c->idle_list, c, idle_entry);
@@ -122,23 +106,32 @@ ctrl_idle_disarm(struct ctrl *c)
 static void
 ctrl_idle_arm(struct ctrl *c)
 {
-	struct server *s = c->srv;
+	struct ctrls *s = c->ctrls;
 	ctrl_idle_disarm(c);
-	c->idle_list = c->state == CTRL_WAIT_SCCRQ ? &s->ctrls_unstarted :
-	    &s->ctrls_idle;
+	c->idle_list = c->state == CTRL_WAIT_SCCRQ ? &s->unstarted :
+	    &s->idle;
 	TAILQ_INSERT_TAIL(c->idle_list, c, idle_entry);
 	loop_timer_set(s->loop, &c->setup_timer,
 	    (uint64_t)s->conf->stimeout * 1000, ctrl_setup_timeout, c);
 }
 
+void
+ctrls_init(struct ctrls *cs)
+{
+	TAILQ_INIT(&cs->list);
+	TAILQ_INIT(&cs->unstarted);
+	TAILQ_INIT(&cs->idle);
+	ratelimit_init(&cs->rl_conn, CTRLS_RL_BURST, LOG_RL_PERIOD_MS);
+}
+
 struct ctrl *
-ctrl_new(struct server *s, int fd, const struct sockaddr_in *peer,
+ctrl_new(struct ctrls *s, int fd, const struct sockaddr_in *peer,
     const struct sockaddr_in *local, struct client *client)
 {
 	struct ctrl *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	c->srv = s;
+	c->ctrls = s;
 	c->client = client;
 	c->fd = fd;
 	c->peer = *peer;
@@ -153,8 +146,8 @@ ctrl_new(struct server *s, int fd, const struct sockaddr_in *peer,
 	}
 	ctrl_idle_arm(c);
 	client_ctrl_add(client);
-	TAILQ_INSERT_TAIL(&s->ctrls, c, entry);
-	s->nctrls++;
+	TAILQ_INSERT_TAIL(&s->list, c, entry);
+	s->n++;
 	log_msg(LOG_DEBUG, "ctrl %s: connected", c->name);
 	return c;
 }
@@ -168,7 +161,7 @@ ctrl_free(void *p)
 void
 ctrl_close(struct ctrl *c, const char *reason)
 {
-	struct server *s = c->srv;
+	struct ctrls *s = c->ctrls;
 	struct call *call, *next;
 
 	if (c->state == CTRL_CLOSED)
@@ -194,8 +187,9 @@ ctrl_close(struct ctrl *c, const char *reason)
 	close(c->fd);
 	c->fd = -1;
 	client_ctrl_gone(c->client);
-	TAILQ_REMOVE(&s->ctrls, c, entry);
-	server_ctrl_gone(s, c);
+	TAILQ_REMOVE(&s->list, c, entry);
+	s->n--;
+	s->gone(s->arg);
 	loop_defer_free(s->loop, ctrl_free, c);
 }
 
@@ -223,7 +217,7 @@ ctrl_write(struct ctrl *c, const uint8_t *p, size_t len)
 	}
 	memcpy(c->out + c->outlen, p, len);
 	c->outlen += len;
-	loop_fd_mod(c->srv->loop, &c->lf, EPOLLIN | EPOLLOUT);
+	loop_fd_mod(c->ctrls->loop, &c->lf, EPOLLIN | EPOLLOUT);
 	return 0;
 }
 
@@ -252,13 +246,13 @@ ctrl_flush(struct ctrl *c)
 	memmove(c->out, c->out + n, c->outlen - (size_t)n);
 	c->outlen -= (size_t)n;
 	if (c->outlen == 0)
-		loop_fd_mod(c->srv->loop, &c->lf, EPOLLIN);
+		loop_fd_mod(c->ctrls->loop, &c->lf, EPOLLIN);
 }
 
 static void
 ctrl_echo_arm(struct ctrl *c)
 {
-	loop_timer_set(c->srv->loop, &c->echo_timer,
+	loop_timer_set(c->ctrls->loop, &c->echo_timer,
 	    c->echo_outstanding ? CTRL_ECHO_REPLY_MS : CTRL_ECHO_IDLE_MS,
 	    ctrl_echo_timeout, c);
 }
@@ -279,7 +273,7 @@ ctrl_send_stop(struct ctrl *c)
 	c->stop_sent = 1;
 	m.u.stop.reason_or_result = PPTP_STOP_REASON_LOCAL;
 	if (ctrl_send(c, &m) == 0)
-		loop_timer_set(c->srv->loop, &c->stop_timer, CTRL_STOP_REPLY_MS,
+		loop_timer_set(c->ctrls->loop, &c->stop_timer, CTRL_STOP_REPLY_MS,
 		    ctrl_stop_timeout, c);
 }
 
@@ -296,7 +290,7 @@ ctrl_stop(struct ctrl *c, uint8_t cdn_result, enum report_cause cause,
 	if (c->state != CTRL_ESTABLISHED)
 		return;
 	c->state = CTRL_STOPPING;
-	log_rl(&c->srv->rl_conn, loop_now(c->srv->loop), LOG_INFO,
+	log_rl(&c->ctrls->rl_conn, loop_now(c->ctrls->loop), LOG_INFO,
 	    "ctrl %s: stopping: %s", c->name, reason);
 	ctrl_idle_disarm(c);
 	for (call = TAILQ_FIRST(&c->calls); call != NULL; call = next) {
@@ -308,14 +302,14 @@ ctrl_stop(struct ctrl *c, uint8_t cdn_result, enum report_cause cause,
 }
 
 void
-ctrl_stop_all(struct server *s, uint8_t cdn_result, enum report_cause cause,
+ctrl_stop_all(struct ctrls *s, uint8_t cdn_result, enum report_cause cause,
     const char *reason)
 {
 	struct ctrl *c, *next;
 
 	/* ctrl_stop closes a connection still waiting for SCCRQ at once,
 	 * taking it off the list: hold on to the next one first. */
-	for (c = TAILQ_FIRST(&s->ctrls); c != NULL; c = next) {
+	for (c = TAILQ_FIRST(&s->list); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		ctrl_stop(c, cdn_result, cause, reason);
 	}
@@ -342,16 +336,16 @@ ctrl_abort(struct ctrl *c, const char *reason)
 }
 
 int
-ctrl_evict(struct server *s)
+ctrl_evict(struct ctrls *s)
 {
-	struct ctrl *c = TAILQ_FIRST(&s->ctrls_unstarted);
+	struct ctrl *c = TAILQ_FIRST(&s->unstarted);
 
 	if (c != NULL) {
 		ctrl_close(c, "replaced by a new connection (every slot taken, "
 		    "and this one had sent no Start-Control-Connection-Request)");
 		return 0;
 	}
-	if ((c = TAILQ_FIRST(&s->ctrls_idle)) == NULL)
+	if ((c = TAILQ_FIRST(&s->idle)) == NULL)
 		return -1;
 	ctrl_abort(c, "replaced by a new connection (every slot taken, and "
 	    "this one had placed no call)");
@@ -377,7 +371,7 @@ ctrl_echo_timeout(void *arg)
 static void
 ctrl_drop(struct ctrl *c, const char *what, const char *reason)
 {
-	log_rl(&c->srv->rl_input, loop_now(c->srv->loop), LOG_NOTICE,
+	log_rl(c->ctrls->rl_input, loop_now(c->ctrls->loop), LOG_NOTICE,
 	    "ctrl %s: %s dropped: %s", c->name, what, reason);
 }
 
@@ -393,7 +387,7 @@ ctrl_on_sccrq(struct ctrl *c, const struct pptp_msg *m)
 	r.u.sccr.version = PPTP_VERSION;
 	r.u.sccr.framing = PPTP_FRAMING_ASYNC | PPTP_FRAMING_SYNC;
 	r.u.sccr.bearer = PPTP_BEARER_ANALOG | PPTP_BEARER_DIGITAL;
-	r.u.sccr.max_channels = (uint16_t)c->srv->conf->calls_per_conn;
+	r.u.sccr.max_channels = (uint16_t)c->ctrls->conf->calls_per_conn;
 	r.u.sccr.firmware = PPTPD_FIRMWARE_REV;
 	snprintf(r.u.sccr.hostname, sizeof(r.u.sccr.hostname), "local");
 	snprintf(r.u.sccr.vendor, sizeof(r.u.sccr.vendor), "pptpd");
@@ -450,11 +444,12 @@ ctrl_call_by_id(struct ctrl *c, uint16_t id)
  * is all of it). Every call holds one until its pppd is reaped, so its
  * calls are what it holds. */
 static unsigned
-ctrl_pool_cap(const struct server *s)
+ctrl_pool_cap(const struct ctrls *s)
 {
-	if (s->pool == NULL)
+	const struct pool *pool = s->calls->pool;
+	if (pool == NULL)
 		return 0;
-	size_t size = pool_size(s->pool);
+	size_t size = pool_size(pool);
 	size_t cap = size * (size_t)s->conf->pool_share / 100;
 	if (cap == 0)
 		cap = 1;
@@ -468,7 +463,7 @@ static const char *
 ctrl_call_refusal(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
     uint8_t *error)
 {
-	const struct server *s = c->srv;
+	const struct ctrls *s = c->ctrls;
 	const struct conf *conf = s->conf;
 
 	*result = PPTP_OCRP_GENERAL_ERROR;
@@ -492,12 +487,32 @@ ctrl_call_refusal(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
 	*error = PPTP_ERR_NONE;
 	if (client_setups(c->client) >= (unsigned)conf->setups_per_client)
 		return "too many call setups from this address (call-setups-per-client)";
-	if (server_setups(s) >= (unsigned)conf->setups)
+	if (s->calls->setups >= (unsigned)conf->setups)
 		return "too many call setups in progress (call-setups)";
 	if (!client_setup_allow(c->client, loop_now(s->loop),
 	    (unsigned)conf->call_rate))
 		return "calls from this address too fast (call-rate-per-client)";
 	return NULL;
+}
+
+static void ctrl_call_ended(void *arg, struct call *call, uint8_t result);
+static void ctrl_call_gone(void *arg, struct call *call);
+
+/* The call the OCRQ asked for, told what it needs of this connection. */
+static struct call *
+ctrl_call_new(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
+    uint8_t *error, const char **reason)
+{
+	const struct call_conn conn = {
+		.arg = c,
+		.peer = c->peer.sin_addr,
+		.local = c->local.sin_addr,
+		.peer_str = c->name,
+		.ended = ctrl_call_ended,
+		.gone = ctrl_call_gone,
+	};
+	return call_new(c->ctrls->calls, &conn, c->client, m, result, error,
+	    reason);
 }
 
 static void
@@ -510,11 +525,11 @@ ctrl_on_ocrq(struct ctrl *c, const struct pptp_msg *m)
 	r.u.ocrp.peer_call_id = m->u.ocrq.call_id;
 	reason = ctrl_call_refusal(c, m, &r.u.ocrp.result, &r.u.ocrp.error);
 	if (reason == NULL)
-		call = call_new(c->srv, c, c->client, m, &r.u.ocrp.result,
-		    &r.u.ocrp.error, &reason);
-	server_call_setup(c->srv, call == NULL ? reason : NULL);
+		call = ctrl_call_new(c, m, &r.u.ocrp.result, &r.u.ocrp.error,
+		    &reason);
+	c->ctrls->call_setup(c->ctrls->arg, call == NULL ? reason : NULL);
 	if (call == NULL) {
-		log_rl(&c->srv->rl_input, loop_now(c->srv->loop), LOG_WARNING,
+		log_rl(c->ctrls->rl_input, loop_now(c->ctrls->loop), LOG_WARNING,
 		    "ctrl %s: call %u refused: %s", c->name, m->u.ocrq.call_id,
 		    reason);
 		ctrl_send(c, &r);
@@ -598,7 +613,7 @@ ctrl_on_wen(struct ctrl *c, const struct pptp_msg *m)
 {
 	/* A PNS has no WAN to report on: information at most, and a flood
 	 * of them must not flood the log. */
-	log_rl(&c->srv->rl_input, loop_now(c->srv->loop), LOG_INFO,
+	log_rl(c->ctrls->rl_input, loop_now(c->ctrls->loop), LOG_INFO,
 	    "ctrl %s: WAN-Error-Notify for call %u: crc %u framing %u overrun "
 	    "%u/%u timeout %u alignment %u", c->name, m->u.wen.peer_call_id,
 	    m->u.wen.crc, m->u.wen.framing, m->u.wen.hw_overrun,
@@ -729,9 +744,10 @@ ctrl_cdn_text(uint8_t result)
 	}
 }
 
-void
-ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result)
+static void
+ctrl_call_ended(void *arg, struct call *call, uint8_t result)
 {
+	struct ctrl *c = arg;
 	c->nlive--;
 	c->ended_ids[c->nended++ % CTRL_ENDED_IDS] = call->peer_id;
 	if (c->state != CTRL_ESTABLISHED && c->state != CTRL_STOPPING)
@@ -754,9 +770,10 @@ ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result)
 		ctrl_idle_arm(c);
 }
 
-void
-ctrl_call_gone(struct ctrl *c, struct call *call)
+static void
+ctrl_call_gone(void *arg, struct call *call)
 {
+	struct ctrl *c = arg;
 	TAILQ_REMOVE(&c->calls, call, c_entry);
 	c->ncalls--;
 }

@@ -9,13 +9,17 @@
 
 #include <netinet/in.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
+#include "common/ratelimit.h"
 #include "proto/report.h"
 
-struct server;
 struct ctrl;
 struct call;
+struct calls;
 struct client;
+struct conf;
+struct loop;
 
 #define CTRL_ECHO_IDLE_MS     60000   /* idle this long -> Echo-Request */
 #define CTRL_ECHO_REPLY_MS    60000   /* no reply this long -> close */
@@ -27,10 +31,40 @@ struct client;
  * Call-Clear-Request for one of them crossed our Call-Disconnect-Notify
  * (a client hanging up as pppd does), which is no fault of the peer's. */
 #define CTRL_ENDED_IDS        8
+/* Lines per second about connections closing or stopping: plenty for
+ * real dial-in, a ceiling for a flood. */
+#define CTRLS_RL_BURST        20
+
+TAILQ_HEAD(ctrl_list, ctrl);
+
+/* Every control connection, and what all of them use. The server owns
+ * one and fills in the handles; a connection joins `list` in ctrl_new and
+ * leaves it when closed, then says so through `gone`. `unstarted` and
+ * `idle` hold the connections that hold no live call, oldest first: those
+ * that have not sent their SCCRQ, and those established without a call.
+ * When every slot is taken a newcomer takes the place of the first
+ * (ctrl_evict). */
+struct ctrls {
+	struct ctrl_list   list, unstarted, idle;
+	unsigned           n;          /* on `list` */
+	struct loop       *loop;
+	const struct conf *conf;
+	struct calls      *calls;      /* where a connection's calls go */
+	struct ratelimit   rl_conn;    /* connections closed or stopping */
+	struct ratelimit  *rl_input;   /* rejected control input */
+	/* An Outgoing-Call-Request was answered: `refusal` is why it was
+	 * refused (the logged reason), NULL when the call started. */
+	void             (*call_setup)(void *arg, const char *refusal);
+	/* A connection closed: it is off `list`. */
+	void             (*gone)(void *arg);
+	void              *arg;
+};
+
+void ctrls_init(struct ctrls *cs);
 
 /* `client` is the entry of the peer's address (client.h); the connection
  * holds it until closed. */
-struct ctrl *ctrl_new(struct server *s, int fd, const struct sockaddr_in *peer,
+struct ctrl *ctrl_new(struct ctrls *cs, int fd, const struct sockaddr_in *peer,
     const struct sockaddr_in *local, struct client *client);
 /* Close now: live calls end without a word to the peer. */
 void ctrl_close(struct ctrl *c, const char *reason);
@@ -40,8 +74,8 @@ void ctrl_close(struct ctrl *c, const char *reason);
  * close on its reply or after CTRL_STOP_REPLY_MS. */
 void ctrl_stop(struct ctrl *c, uint8_t cdn_result, enum report_cause cause,
     const char *reason);
-/* ctrl_stop() every connection of the server. */
-void ctrl_stop_all(struct server *s, uint8_t cdn_result,
+/* ctrl_stop() every connection. */
+void ctrl_stop_all(struct ctrls *cs, uint8_t cdn_result,
     enum report_cause cause, const char *reason);
 /* Every slot is taken and a newcomer knocks: close the connection that
  * has held no call the longest, one that has not sent its
@@ -49,17 +83,7 @@ void ctrl_stop_all(struct server *s, uint8_t cdn_result,
  * call (a Stop-Control-Connection-Request for the record). Returns 0 when
  * a slot was freed, -1 when every connection carries a call or is
  * stopping. */
-int ctrl_evict(struct server *s);
+int ctrl_evict(struct ctrls *cs);
 
-/* A call of this connection ended (pppd may still be running): tell the
- * peer with a Call-Disconnect-Notify if `result` is non-zero. */
-void ctrl_call_ended(struct ctrl *c, struct call *call, uint8_t result);
-/* Its pppd was reaped: the call no longer counts against the connection. */
-void ctrl_call_gone(struct ctrl *c, struct call *call);
-
-const char *ctrl_peer_str(const struct ctrl *c);
-struct in_addr ctrl_peer_addr(const struct ctrl *c);
-/* Our address the peer connected to. */
-struct in_addr ctrl_local_addr(const struct ctrl *c);
 
 #endif

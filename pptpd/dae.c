@@ -13,12 +13,12 @@
 
 #include "pptpd/call.h"
 #include "pptpd/callsel.h"
+#include "pptpd/conf.h"
 #include "pptpd/dae.h"
 #include "pptpd/dae_clients.h"
 #include "pptpd/log.h"
 #include "proto/msg.h"
 #include "pptpd/radius.h"
-#include "pptpd/server.h"
 #include "common/strclean.h"
 
 _Static_assert(CALL_NAME_MAX >= RADIUS_ATTR_MAX_VAL,
@@ -40,7 +40,9 @@ struct dae_cached {
 };
 
 struct dae {
-	struct server    *srv;
+	struct loop      *loop;
+	const struct conf *conf;
+	struct calls     *calls;
 	int               fd;
 	struct loop_fd    lf;
 	struct ratelimit  rl_drop;   /* dropped datagrams */
@@ -61,7 +63,7 @@ struct dae_dgram {
 static uint64_t
 dae_now(const struct dae *d)
 {
-	return loop_now(d->srv->loop);
+	return loop_now(d->loop);
 }
 
 static int
@@ -140,8 +142,8 @@ dae_send(struct dae *d, const struct dae_dgram *g, const uint8_t *buf,
 static int
 dae_nas_ip_ours(const struct dae *d, const struct dae_dgram *g, uint32_t ip)
 {
-	return ip == g->to.s_addr || (d->srv->conf->listen.s_addr != INADDR_ANY &&
-	    ip == d->srv->conf->listen.s_addr);
+	return ip == g->to.s_addr || (d->conf->listen.s_addr != INADDR_ANY &&
+	    ip == d->conf->listen.s_addr);
 }
 
 /* The sessions a Disconnect-Request names (every fact it gives). The
@@ -184,7 +186,7 @@ dae_disconnect(struct dae *d, const struct dae_dgram *g, struct radius_dm *dm,
 	unsigned n = 0;
 
 	dae_selector(dm, &sel);
-	for (c = NULL; (c = callsel_next(&sel, d->srv, c)) != NULL; n++)
+	for (c = NULL; (c = callsel_next(&sel, d->calls, c)) != NULL; n++)
 		one = c;
 	v->code = RADIUS_DISCONNECT_NAK;
 	if (n == 0) {
@@ -272,7 +274,7 @@ static const char *
 dae_replay_check(const struct dae *d, const struct radius_dm *dm)
 {
 	if (!dm->has_timestamp)
-		return d->srv->conf->dae_require_timestamp ? "no Event-Timestamp "
+		return d->conf->dae_require_timestamp ? "no Event-Timestamp "
 		    "(radius-dae-require-timestamp)" : NULL;
 	if (llabs((long long)dm->timestamp - (long long)time(NULL)) > DAE_WINDOW_S)
 		return "Event-Timestamp outside the replay window";
@@ -285,7 +287,7 @@ static void
 dae_datagram(struct dae *d, struct dae_dgram *g)
 {
 	const struct dae_client *cl =
-	    dae_clients_find(d->srv->conf->dae_clients, g->from.sin_addr);
+	    dae_clients_find(d->conf->dae_clients, g->from.sin_addr);
 	struct radius_pkt p;
 	struct radius_dm dm;
 	const char *why = NULL, *dwhy = NULL;
@@ -379,8 +381,8 @@ dae_ready(void *arg, uint32_t events)
 }
 
 struct dae *
-dae_new(struct server *s, const struct sockaddr_in *addr, char *err,
-    size_t errlen)
+dae_new(struct loop *loop, const struct conf *conf, struct calls *calls,
+    const struct sockaddr_in *addr, char *err, size_t errlen)
 {
 	struct dae *d = calloc(1, sizeof(*d));
 	int one = 1;
@@ -389,7 +391,9 @@ dae_new(struct server *s, const struct sockaddr_in *addr, char *err,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	d->srv = s;
+	d->loop = loop;
+	d->conf = conf;
+	d->calls = calls;
 	d->lf.fd = -1;
 	ratelimit_init(&d->rl_drop, LOG_RL_BURST, LOG_RL_PERIOD_MS);
 	ratelimit_init(&d->rl_req, DAE_RL_REQ, LOG_RL_PERIOD_MS);
@@ -397,7 +401,7 @@ dae_new(struct server *s, const struct sockaddr_in *addr, char *err,
 	if (d->fd < 0 ||
 	    setsockopt(d->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0 ||
 	    bind(d->fd, (const struct sockaddr *)addr, sizeof(*addr)) < 0 ||
-	    loop_fd_add(s->loop, &d->lf, d->fd, EPOLLIN, dae_ready, d) < 0) {
+	    loop_fd_add(loop, &d->lf, d->fd, EPOLLIN, dae_ready, d) < 0) {
 		snprintf(err, errlen, "radius-dae-listen %s:%u: %s",
 		    inet_ntoa(addr->sin_addr), ntohs(addr->sin_port), strerror(errno));
 		dae_free(d);
@@ -414,7 +418,7 @@ dae_free(struct dae *d)
 	if (d == NULL)
 		return;
 	if (d->lf.fd >= 0)
-		loop_fd_del(d->srv->loop, &d->lf);
+		loop_fd_del(d->loop, &d->lf);
 	if (d->fd >= 0)
 		close(d->fd);
 	for (unsigned i = 0; i < DAE_CACHE_SLOTS; i++)

@@ -34,8 +34,10 @@
 
 #include <netinet/in.h>
 
-struct server;
+struct calls;
+struct conf;
 struct dae;
+struct loop;
 
 #define DAE_WINDOW_S   300      /* Event-Timestamp: +-5 minutes */
 /* A request is remembered for as long as its Event-Timestamp is inside the
@@ -46,11 +48,13 @@ struct dae;
  * sustained. */
 #define DAE_CACHE_SLOTS 4096
 
-/* Bind `addr` and serve it on s->loop; the clients are read from
- * s->conf->dae_clients at each request, so a reload changes them. NULL
+/* Bind `addr` and serve it on `loop`; the clients are read from
+ * conf->dae_clients at each request, so a reload changes them (the server
+ * keeps *conf current). The sessions a request names are `calls`'. NULL
  * with err set on failure. */
-struct dae *dae_new(struct server *s, const struct sockaddr_in *addr,
-    char *err, size_t errlen);
+struct dae *dae_new(struct loop *loop, const struct conf *conf,
+    struct calls *calls, const struct sockaddr_in *addr, char *err,
+    size_t errlen);
 void dae_free(struct dae *d);
 
 #endif

@@ -17,7 +17,6 @@
 #include "pptpd/conf.h"
 #include "pptpd/log.h"
 #include "pptpd/loop.h"
-#include "pptpd/notify.h"
 #include "proto/peers.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
@@ -366,11 +365,8 @@ on_signal(void *arg, int signo)
 		break;
 	case SIGHUP: {
 		char err[CONF_ERR_LEN + PATH_MAX];
-		/* systemd holds other jobs while we say we reload. */
-		notify_reloading(s);
 		log_msg(LOG_NOTICE, "SIGHUP: reloading");
-		s->reload(s->reload_arg, err, sizeof(err));
-		notify_ready(s);
+		server_reload_files(s, err, sizeof(err));
 		break;
 	}
 	default:
@@ -427,7 +423,7 @@ run(struct conf *conf, const struct opts *o)
 		    "connections)", PPTPD_VERSION, inet_ntoa(conf->listen),
 		    conf->remoteip ? conf->remoteip : "none", conf->connections);
 		/* Listening, and a SIGTERM now stops us cleanly. */
-		notify_ready(s);
+		server_ready(s);
 		rc = loop_run(loop) < 0 ? EXIT_FAIL : 0;
 		log_msg(LOG_NOTICE, "pptpd stopped");
 	} else {

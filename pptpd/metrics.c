@@ -18,11 +18,12 @@
 #include <unistd.h>
 
 #include "pptpd/call.h"
+#include "pptpd/conf.h"
+#include "pptpd/ctrl.h"
 #include "gre/gre.h"
 #include "pptpd/log.h"
 #include "pptpd/metrics.h"
 #include "pptpd/pool.h"
-#include "pptpd/server.h"
 
 #define METRICS_PATH        "/metrics"
 #define METRICS_CONTENT     "text/plain; version=0.0.4; charset=utf-8"
@@ -36,7 +37,7 @@
 #define METRICS_LOG_LEN     256
 
 struct metrics {
-	struct server     *srv;
+	struct metrics_env env;
 	struct MHD_Daemon *d;
 	struct loop_fd     lf;
 	struct loop_timer  timer;
@@ -137,16 +138,16 @@ struct gre_totals {
 };
 
 static void
-gre_totals(struct server *s, struct gre_totals *t)
+gre_totals(const struct metrics_env *s, struct gre_totals *t)
 {
-	const struct metrics_counts *mc = &s->counts;
+	const struct metrics_counts *mc = s->counts;
 	struct call *c;
 
 	*t = (struct gre_totals){ mc->ended_rx_packets, mc->ended_rx_bytes,
 		mc->ended_tx_packets, mc->ended_tx_bytes, mc->ended_lost,
 		mc->ended_reordered, mc->ended_duplicates, mc->ended_wrong_source,
 		mc->ended_tx_over_window };
-	TAILQ_FOREACH(c, &s->calls, s_entry) {
+	TAILQ_FOREACH(c, &s->calls->list, s_entry) {
 		struct gre_stats st;
 		if (c->gre == NULL)
 			continue;   /* ended: counted in mc */
@@ -164,7 +165,7 @@ gre_totals(struct server *s, struct gre_totals *t)
 }
 
 static void
-render_sessions(FILE *f, struct server *s)
+render_sessions(FILE *f, const struct metrics_env *s)
 {
 	static const char *const names[] = {
 		[CALL_ACTIVE] = "active", [CALL_HANGUP] = "hangup",
@@ -173,7 +174,7 @@ render_sessions(FILE *f, struct server *s)
 	unsigned n[3] = { 0, 0, 0 }, clamped = 0;
 	struct call *c;
 
-	TAILQ_FOREACH(c, &s->calls, s_entry) {
+	TAILQ_FOREACH(c, &s->calls->list, s_entry) {
 		if ((unsigned)c->state < 3)
 			n[c->state]++;
 		clamped += c->mss_on != 0;
@@ -185,16 +186,16 @@ render_sessions(FILE *f, struct server *s)
 	sample(f, "pptpd_sessions_active", "gauge", "Calls carrying traffic "
 	    "(state active).", n[CALL_ACTIVE]);
 	sample(f, "pptpd_control_connections", "gauge", "Open PPTP control "
-	    "connections.", s->nctrls);
+	    "connections.", s->ctrls->n);
 	sample(f, "pptpd_sessions_tcp_mss_clamped", "gauge", "Sessions whose "
 	    "ppp interface's TCP SYNs are MSS-clamped now (tcp-mss-adjust).",
 	    clamped);
 }
 
 static void
-render_calls(FILE *f, struct server *s)
+render_calls(FILE *f, const struct metrics_env *s)
 {
-	const struct metrics_counts *mc = &s->counts;
+	const struct metrics_counts *mc = s->counts;
 
 	sample(f, "pptpd_call_setups_total", "counter", "Outgoing-Call-Requests "
 	    "answered, started or refused.", mc->setups);
@@ -204,13 +205,13 @@ render_calls(FILE *f, struct server *s)
 		fprintf(f, "pptpd_call_failures_total{reason=\"%s\"} %llu\n",
 		    refusal_labels[r], (unsigned long long)mc->failures[r]);
 	sample(f, "pptpd_pool_addresses", "gauge", "Client addresses in the "
-	    "pool (remoteip).", s->pool ? pool_size(s->pool) : 0);
+	    "pool (remoteip).", s->calls->pool ? pool_size(s->calls->pool) : 0);
 	sample(f, "pptpd_pool_addresses_in_use", "gauge", "Pool addresses held "
-	    "by calls.", s->pool ? pool_size(s->pool) - pool_available(s->pool) : 0);
+	    "by calls.", s->calls->pool ? pool_size(s->calls->pool) - pool_available(s->calls->pool) : 0);
 }
 
 static void
-render_gre(FILE *f, struct server *s)
+render_gre(FILE *f, const struct metrics_env *s)
 {
 	struct gre_engine_stats es;
 	struct gre_totals t;
@@ -248,7 +249,7 @@ render_gre(FILE *f, struct server *s)
 /* metrics-per-session: one series per live call, labelled by our Call ID
  * and the client's address. */
 static void
-render_per_session(FILE *f, struct server *s)
+render_per_session(FILE *f, const struct metrics_env *s)
 {
 	static const struct {
 		const char *name, *help;
@@ -267,7 +268,7 @@ render_per_session(FILE *f, struct server *s)
 
 	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
 		family(f, fam[i].name, "counter", fam[i].help);
-		TAILQ_FOREACH(c, &s->calls, s_entry) {
+		TAILQ_FOREACH(c, &s->calls->list, s_entry) {
 			struct gre_stats st;
 			uint64_t v;
 			if (c->gre == NULL)
@@ -332,7 +333,7 @@ render_process(FILE *f)
 }
 
 char *
-metrics_render(struct server *s, size_t *len)
+metrics_render(const struct metrics_env *s, size_t *len)
 {
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
@@ -409,7 +410,7 @@ metrics_answer(void *cls, struct MHD_Connection *conn, const char *url,
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return metrics_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 		    "method not allowed\n");
-	if ((body = metrics_render(m->srv, &len)) == NULL)
+	if ((body = metrics_render(&m->env, &len)) == NULL)
 		return metrics_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "out of memory\n");
 	return metrics_reply(conn, MHD_HTTP_OK, body, len, METRICS_CONTENT);
@@ -424,7 +425,7 @@ metrics_log(void *cls, const char *fmt, va_list ap)
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
-	log_rl(&m->rl, loop_now(m->srv->loop), LOG_WARNING, "metrics: %s", msg);
+	log_rl(&m->rl, loop_now(m->env.loop), LOG_WARNING, "metrics: %s", msg);
 }
 
 static void metrics_timer(void *arg);
@@ -436,10 +437,10 @@ metrics_run(struct metrics *m)
 
 	MHD_run(m->d);
 	if (MHD_get_timeout(m->d, &ms) == MHD_YES)
-		loop_timer_set(m->srv->loop, &m->timer,
+		loop_timer_set(m->env.loop, &m->timer,
 		    ms == 0 ? 0 : METRICS_TICK_MS, metrics_timer, m);
 	else
-		loop_timer_cancel(m->srv->loop, &m->timer);
+		loop_timer_cancel(m->env.loop, &m->timer);
 }
 
 static void
@@ -456,7 +457,7 @@ metrics_ready(void *arg, uint32_t events)
 }
 
 struct metrics *
-metrics_new(struct server *s, const struct sockaddr_in *addr, char *err,
+metrics_new(const struct metrics_env *s, const struct sockaddr_in *addr, char *err,
     size_t errlen)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
@@ -468,7 +469,7 @@ metrics_new(struct server *s, const struct sockaddr_in *addr, char *err,
 		snprintf(err, errlen, "metrics: out of memory");
 		return NULL;
 	}
-	m->srv = s;
+	m->env = *s;
 	m->lf.fd = -1;
 	m->rl = (struct ratelimit)LOG_RL_INIT;
 	/* No thread flag: MHD runs only when we call MHD_run. */
@@ -506,9 +507,9 @@ metrics_free(struct metrics *m)
 {
 	if (m == NULL)
 		return;
-	loop_timer_cancel(m->srv->loop, &m->timer);
+	loop_timer_cancel(m->env.loop, &m->timer);
 	if (m->lf.fd >= 0)
-		loop_fd_del(m->srv->loop, &m->lf);
+		loop_fd_del(m->env.loop, &m->lf);
 	MHD_stop_daemon(m->d);
 	free(m);
 }

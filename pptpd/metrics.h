@@ -9,7 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct server;
+struct calls;
+struct conf;
+struct ctrls;
+struct gre_engine;
+struct loop;
 struct gre_stats;
 
 /* Why an Outgoing-Call-Request was refused: the `reason` label of
@@ -41,6 +45,16 @@ struct metrics_counts {
 	uint64_t ended_tx_over_window;
 };
 
+/* What the metrics are read from: the server's, handed at metrics_new. */
+struct metrics_env {
+	struct loop                 *loop;
+	const struct conf           *conf;
+	const struct calls          *calls;
+	const struct ctrls          *ctrls;
+	const struct metrics_counts *counts;
+	struct gre_engine           *gre;
+};
+
 /* The refusal `reason` (a log text of ctrl.c or call.c) as a label. */
 enum metrics_refusal metrics_refusal_of(const char *reason);
 const char *metrics_refusal_label(enum metrics_refusal r);
@@ -48,12 +62,12 @@ void metrics_count_ended(struct metrics_counts *mc, const struct gre_stats *st);
 
 /* The exposition text of server `s` (malloc'd, *len bytes, NUL-terminated),
  * or NULL when out of memory. */
-char *metrics_render(struct server *s, size_t *len);
+char *metrics_render(const struct metrics_env *e, size_t *len);
 
 struct metrics;
 /* Serve GET /metrics on `addr`. NULL with err set on failure. */
-struct metrics *metrics_new(struct server *s, const struct sockaddr_in *addr,
-    char *err, size_t errlen);
+struct metrics *metrics_new(const struct metrics_env *e,
+    const struct sockaddr_in *addr, char *err, size_t errlen);
 void metrics_free(struct metrics *m);
 
 #endif

@@ -12,22 +12,25 @@
  * flood of calls must not become a flood of messages to PID 1. */
 #define NOTIFY_STATUS_MS 1000
 
-struct server;
-
 struct notify {
 	int               on;          /* NOTIFY_SOCKET was set */
+	struct loop      *loop;
 	struct loop_timer timer;       /* a STATUS waiting for its turn */
 	uint64_t          sent_ms;     /* when the last STATUS went out */
 	long              sent_count;  /* the count it carried; -1: none yet */
+	/* The counts the server handed last: what a STATUS says. */
+	unsigned          sessions, ctrls;
 };
 
-void notify_init(struct notify *n);
-/* The server listens and serves (also the end of a reload). */
-void notify_ready(struct server *s);
-void notify_reloading(struct server *s);
-void notify_stopping(struct server *s);
+void notify_init(struct notify *n, struct loop *loop);
+/* The server listens and serves (also the end of a reload). Each says how
+ * many sessions and control connections there are now. */
+void notify_ready(struct notify *n, unsigned sessions, unsigned ctrls);
+void notify_reloading(struct notify *n, unsigned sessions, unsigned ctrls);
+void notify_stopping(struct notify *n, unsigned sessions, unsigned ctrls);
 /* A call started or ended: send STATUS now or after the rate limit. */
-void notify_sessions_changed(struct server *s);
-void notify_free(struct server *s);
+void notify_sessions_changed(struct notify *n, unsigned sessions,
+    unsigned ctrls);
+void notify_free(struct notify *n);
 
 #endif

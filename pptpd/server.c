@@ -26,10 +26,6 @@
 #include "pptpd/shed.h"
 
 #define SERVER_BACKLOG 128
-/* Lines per second about connections closing and calls starting or
- * ending: plenty for real dial-in, a ceiling for a flood. */
-#define SERVER_RL_CONN_BURST 20
-#define SERVER_RL_CALL_BURST 50
 
 static void
 server_gre_log(void *arg, int prio, const char *msg)
@@ -41,8 +37,7 @@ server_gre_log(void *arg, int prio, const char *msg)
 static void
 server_gre_want_write(void *call_arg, int on)
 {
-	struct call *c = call_arg;
-	loop_fd_mod(c->srv->loop, &c->pty_lf, EPOLLIN | (on ? EPOLLOUT : 0));
+	call_pty_want_write(call_arg, on);
 }
 
 static void
@@ -98,13 +93,13 @@ server_accept_one(struct server *s, int fd, const struct sockaddr_in *peer)
 	else if (s->conf->per_client &&
 	    client_ctrls(cl) >= (unsigned)s->conf->per_client)
 		reason = "per-client connection limit reached";
-	else if (s->nctrls >= (unsigned)s->conf->connections && ctrl_evict(s) < 0)
+	else if (s->ctrls.n >= (unsigned)s->conf->connections && ctrl_evict(&s->ctrls) < 0)
 		reason = "connection limit reached";
 	else if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
 		reason = strerror(errno);
 	if (reason == NULL) {
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (ctrl_new(s, fd, peer, &local, cl) != NULL)
+		if (ctrl_new(&s->ctrls, fd, peer, &local, cl) != NULL)
 			return;
 		reason = "out of resources";
 	}
@@ -257,15 +252,121 @@ server_mss_open(struct server *s, const struct conf *conf)
 		    "(noplugin)");
 		return;
 	}
-	s->mss = mss_open(conf->tcp_mss_adjust == CONF_MSS_FROM_MTU ? 0 :
+	s->calls.mss = mss_open(conf->tcp_mss_adjust == CONF_MSS_FROM_MTU ? 0 :
 	    conf->tcp_mss_adjust, why, sizeof(why));
-	if (s->mss == NULL)
+	if (s->calls.mss == NULL)
 		log_msg(LOG_WARNING, "TCP MSS clamping off: cannot make nftables "
 		    "table inet %s: %s (set 'tcp-mss-adjust no' if this kernel "
 		    "has no nf_tables)", MSS_TABLE, why);
 	else
 		log_msg(LOG_INFO, "TCP MSS clamping on: nftables table inet %s",
 		    MSS_TABLE);
+}
+
+static void server_check_stopped(struct server *s);
+
+/* systemd hears the counts as they are now (notify.h). */
+static void
+server_notify(struct server *s,
+    void (*say)(struct notify *n, unsigned sessions, unsigned ctrls))
+{
+	say(&s->notify, calls_sessions(&s->calls), s->ctrls.n);
+}
+
+/* ---- what calls and connections tell the server (call.h, ctrl.h) */
+
+static void
+server_on_call_ended(void *arg, const struct gre_stats *st)
+{
+	struct server *s = arg;
+	metrics_count_ended(&s->counts, st);
+	server_notify(s, notify_sessions_changed);
+}
+
+static void
+server_on_call_gone(void *arg)
+{
+	server_check_stopped(arg);
+}
+
+static void
+server_on_call_setup(void *arg, const char *refusal)
+{
+	struct server *s = arg;
+	s->counts.setups++;
+	if (refusal != NULL)
+		s->counts.failures[metrics_refusal_of(refusal)]++;
+	else
+		server_notify(s, notify_sessions_changed);
+}
+
+static void
+server_on_ctrl_gone(void *arg)
+{
+	server_check_stopped(arg);
+}
+
+static void
+server_calls_init(struct server *s)
+{
+	calls_init(&s->calls);
+	s->calls.loop = s->loop;
+	s->calls.conf = s->conf;
+	s->calls.rl_input = &s->rl_input;
+	s->calls.ended = server_on_call_ended;
+	s->calls.gone = server_on_call_gone;
+	s->calls.arg = s;
+}
+
+static void
+server_ctrls_init(struct server *s)
+{
+	ctrls_init(&s->ctrls);
+	s->ctrls.loop = s->loop;
+	s->ctrls.conf = s->conf;
+	s->ctrls.calls = &s->calls;
+	s->ctrls.rl_input = &s->rl_input;
+	s->ctrls.call_setup = server_on_call_setup;
+	s->ctrls.gone = server_on_ctrl_gone;
+	s->ctrls.arg = s;
+}
+
+static int
+server_ctl_open(struct server *s, char *err, size_t errlen)
+{
+	const struct ctl_env env = {
+		.loop = s->loop, .conf = s->conf, .calls = &s->calls,
+		.ctrls = &s->ctrls, .gre = s->gre, .started_ms = s->started_ms,
+		.reload = server_reload_files, .arg = s,
+	};
+	return ctl_open(&s->ctl, &env, err, errlen);
+}
+
+static struct metrics *
+server_metrics_new(struct server *s, char *err, size_t errlen)
+{
+	const struct metrics_env env = {
+		.loop = s->loop, .conf = s->conf, .calls = &s->calls,
+		.ctrls = &s->ctrls, .counts = &s->counts, .gre = s->gre,
+	};
+	return metrics_new(&env, &s->conf->metrics_listen, err, errlen);
+}
+
+void
+server_ready(struct server *s)
+{
+	server_notify(s, notify_ready);
+}
+
+int
+server_reload_files(void *arg, char *err, size_t errlen)
+{
+	struct server *s = arg;
+	/* systemd holds other jobs while we say we reload. */
+	server_notify(s, notify_reloading);
+	int rc = s->reload(s->reload_arg, err, errlen);
+	server_notify(s, notify_ready);
+	return rc;
 }
 
 struct server *
@@ -285,21 +386,17 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->gre_lf.fd = -1;
 	s->rl_accept = (struct ratelimit)LOG_RL_INIT;
 	s->rl_input = (struct ratelimit)LOG_RL_INIT;
-	ratelimit_init(&s->rl_conn, SERVER_RL_CONN_BURST, LOG_RL_PERIOD_MS);
-	ratelimit_init(&s->rl_call, SERVER_RL_CALL_BURST, LOG_RL_PERIOD_MS);
-	TAILQ_INIT(&s->ctrls);
-	TAILQ_INIT(&s->ctrls_unstarted);
-	TAILQ_INIT(&s->ctrls_idle);
-	TAILQ_INIT(&s->calls);
-	notify_init(&s->notify);
+	server_calls_init(s);
+	server_ctrls_init(s);
+	notify_init(&s->notify, loop);
 	if ((s->clients = clients_new()) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	if (conf->remoteip != NULL) {
 		char perr[CONF_ERR_LEN];
-		s->pool = pool_new(conf->localip, conf->remoteip, perr, sizeof(perr));
-		if (s->pool == NULL) {
+		s->calls.pool = pool_new(conf->localip, conf->remoteip, perr, sizeof(perr));
+		if (s->calls.pool == NULL) {
 			snprintf(err, errlen, "%s: address pool: %s", conf->file, perr);
 			goto fail;
 		}
@@ -311,6 +408,7 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open the GRE socket: %s", strerror(errno));
 		goto fail;
 	}
+	s->calls.gre = s->gre;
 	if (loop_fd_add(loop, &s->gre_lf, gre_engine_fd(s->gre), EPOLLIN,
 	    server_gre_ready, s) < 0) {
 		snprintf(err, errlen, "cannot watch the GRE socket");
@@ -318,14 +416,14 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	}
 	struct loop_hook hook = { server_gre_deadline, server_gre_timers, s };
 	loop_set_hook(loop, &hook);
-	if ((s->kernel_path = datapath_choose(conf->datapath, conf->noplugin,
-	    &s->guard, err, errlen)) < 0)
+	if ((s->calls.kernel_path = datapath_choose(conf->datapath, conf->noplugin,
+	    &s->calls.guard, err, errlen)) < 0)
 		goto fail;
 	/* On the kernel path (fixed until restart) every call's GRE is the
 	 * kernel's, and the raw socket would wake us for a copy of each packet
 	 * only to drop it: it receives nothing. Without the filter the copies
 	 * are still dropped, per call (gre_engine_ignore_call), at a cost. */
-	if (s->kernel_path && gre_engine_receive_none(s->gre) < 0)
+	if (s->calls.kernel_path && gre_engine_receive_none(s->gre) < 0)
 		log_msg(LOG_WARNING, "gre: cannot filter the raw socket on the "
 		    "kernel data path (%s): it drops the kernel's copies itself",
 		    strerror(errno));
@@ -337,15 +435,16 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		    strerror(errno));
 		goto fail;
 	}
-	if (ctl_open(&s->ctl, s, err, errlen) < 0)
+	if (server_ctl_open(s, err, errlen) < 0)
 		goto fail;
 	if (server_listen(s, err, errlen) < 0)
 		goto fail;
 	if (conf->metrics_listen.sin_port != 0 &&
-	    (s->metrics = metrics_new(s, &conf->metrics_listen, err, errlen)) == NULL)
+	    (s->metrics = server_metrics_new(s, err, errlen)) == NULL)
 		goto fail;
 	if (conf->dae_listen.sin_port != 0 &&
-	    (s->dae = dae_new(s, &conf->dae_listen, err, errlen)) == NULL)
+	    (s->dae = dae_new(loop, conf, &s->calls, &conf->dae_listen, err,
+	    errlen)) == NULL)
 		goto fail;
 	return s;
 fail:
@@ -357,75 +456,8 @@ fail:
 static void
 server_check_stopped(struct server *s)
 {
-	if (s->stopping && TAILQ_EMPTY(&s->calls) && s->nctrls == 0)
+	if (s->stopping && TAILQ_EMPTY(&s->calls.list) && s->ctrls.n == 0)
 		loop_stop(s->loop);
-}
-
-void
-server_ctrl_gone(struct server *s, struct ctrl *c)
-{
-	(void)c;
-	s->nctrls--;
-	server_check_stopped(s);
-}
-
-void
-server_call_gone(struct server *s)
-{
-	server_check_stopped(s);
-}
-
-unsigned
-server_setups(const struct server *s)
-{
-	return s->nsetups;
-}
-
-void
-server_call_setup(struct server *s, const char *refusal)
-{
-	s->counts.setups++;
-	if (refusal != NULL)
-		s->counts.failures[metrics_refusal_of(refusal)]++;
-	else
-		notify_sessions_changed(s);
-}
-
-void
-server_call_ended(struct server *s, const struct gre_stats *st)
-{
-	metrics_count_ended(&s->counts, st);
-	notify_sessions_changed(s);
-}
-
-unsigned
-server_sessions(const struct server *s)
-{
-	const struct call *c;
-	unsigned n = 0;
-	TAILQ_FOREACH(c, &s->calls, s_entry)
-		n += call_is_live(c) != 0;
-	return n;
-}
-
-struct call *
-server_call_by_id(struct server *s, uint16_t id)
-{
-	struct call *c;
-	TAILQ_FOREACH(c, &s->calls, s_entry)
-		if (c->id == id)
-			return c;
-	return NULL;
-}
-
-struct call *
-server_call_by_pid(struct server *s, pid_t pid)
-{
-	struct call *c;
-	TAILQ_FOREACH(c, &s->calls, s_entry)
-		if (c->pid == pid)
-			return c;
-	return NULL;
 }
 
 void
@@ -449,7 +481,7 @@ server_reap(struct server *s)
 		}
 		if (si.si_pid == 0)
 			return;
-		struct call *c = server_call_by_pid(s, si.si_pid);
+		struct call *c = calls_by_pid(&s->calls, si.si_pid);
 		if (c != NULL)
 			call_exited(c);
 		if (waitpid(si.si_pid, &status, 0) < 0) {
@@ -471,10 +503,10 @@ server_force_stop(struct server *s, const char *why)
 	struct call *call;
 
 	log_msg(LOG_WARNING, "stop: %s: closing %u connections, killing %s pppd",
-	    why, s->nctrls, TAILQ_EMPTY(&s->calls) ? "no" : "every");
-	while ((c = TAILQ_FIRST(&s->ctrls)) != NULL)
+	    why, s->ctrls.n, TAILQ_EMPTY(&s->calls.list) ? "no" : "every");
+	while ((c = TAILQ_FIRST(&s->ctrls.list)) != NULL)
 		ctrl_close(c, "server stopping");
-	TAILQ_FOREACH(call, &s->calls, s_entry)
+	TAILQ_FOREACH(call, &s->calls.list, s_entry)
 		if (call->pid > 0)
 			kill(call->pid, SIGKILL);
 	loop_stop(s->loop);
@@ -495,7 +527,7 @@ server_acct_stops_due(const struct server *s, unsigned *n)
 	uint64_t due = 0;
 
 	*n = 0;
-	TAILQ_FOREACH(c, &s->calls, s_entry) {
+	TAILQ_FOREACH(c, &s->calls.list, s_entry) {
 		uint64_t d = call_acct_stop_due(c);
 		*n += d != 0;
 		due = d > due ? d : due;
@@ -523,7 +555,7 @@ server_stop_timeout(void *arg)
 	log_msg(LOG_WARNING, "stop: stop-timeout reached: waiting for %u pppd "
 	    "sending their Accounting-Stop (at most %llu ms more), killing the "
 	    "others", n, (unsigned long long)(due - now));
-	TAILQ_FOREACH(c, &s->calls, s_entry)
+	TAILQ_FOREACH(c, &s->calls.list, s_entry)
 		if (c->pid > 0 && call_acct_stop_due(c) == 0)
 			kill(c->pid, SIGKILL);
 	loop_timer_set(s->loop, &s->stop_timer, due - now, server_acct_wait_over, s);
@@ -537,9 +569,9 @@ server_shutdown(struct server *s)
 		return;
 	}
 	s->stopping = 1;
-	notify_stopping(s);
+	server_notify(s, notify_stopping);
 	log_msg(LOG_NOTICE, "shutting down: %u connections: hanging up every "
-	    "call (at most %d s, %d s more for an Accounting-Stop)", s->nctrls,
+	    "call (at most %d s, %d s more for an Accounting-Stop)", s->ctrls.n,
 	    s->conf->stop_timeout, CALL_ACCT_STOP_MS / 1000);
 	if (s->listen_fd >= 0) {
 		loop_fd_del(s->loop, &s->listen_lf);
@@ -548,7 +580,7 @@ server_shutdown(struct server *s)
 	}
 	loop_timer_set(s->loop, &s->stop_timer,
 	    (uint64_t)s->conf->stop_timeout * 1000, server_stop_timeout, s);
-	ctrl_stop_all(s, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_SHUTDOWN,
+	ctrl_stop_all(&s->ctrls, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_SHUTDOWN,
 	    "server shutting down");
 	server_check_stopped(s);
 }
@@ -560,40 +592,27 @@ server_free(struct server *s)
 		return;
 	metrics_free(s->metrics);
 	dae_free(s->dae);
-	notify_free(s);
+	notify_free(&s->notify);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	shed_close(&s->listen_shed);
 	ctl_close(&s->ctl);
 	/* Left after a forced stop: their pppd was killed, not reaped. */
 	struct call *call;
-	while ((call = TAILQ_FIRST(&s->calls)) != NULL) {
-		TAILQ_REMOVE(&s->calls, call, s_entry);
+	while ((call = TAILQ_FIRST(&s->calls.list)) != NULL) {
+		TAILQ_REMOVE(&s->calls.list, call, s_entry);
 		call_destroy(call);
 	}
 	if (s->gre != NULL) {
 		loop_fd_del(s->loop, &s->gre_lf);
 		gre_engine_free(s->gre);
 	}
-	kguard_close(s->guard);
-	mss_close(s->mss);   /* after the calls: their elements go with it */
+	kguard_close(s->calls.guard);
+	mss_close(s->calls.mss);   /* after the calls: their elements go with it */
 	loop_timer_cancel(s->loop, &s->stop_timer);
 	clients_free(s->clients);
-	pool_free(s->pool);
+	pool_free(s->calls.pool);
 	free(s);
-}
-
-void
-server_count_calls(const struct server *s, unsigned *active, unsigned *ending)
-{
-	const struct call *c;
-	*active = *ending = 0;
-	TAILQ_FOREACH(c, &s->calls, s_entry) {
-		if (call_is_live(c))
-			(*active)++;
-		else
-			(*ending)++;
-	}
 }
 
 void
@@ -601,12 +620,12 @@ server_status(struct server *s)
 {
 	unsigned active, ending;
 	struct gre_engine_stats gs;
-	server_count_calls(s, &active, &ending);
+	calls_count(&s->calls, &active, &ending);
 	gre_engine_stats(s->gre, &gs);
 	log_msg(LOG_NOTICE, "status: %u connections, %u calls active, %u ending, "
 	    "pool %zu of %zu free, gre rx %llu tx %llu malformed %llu unknown-call %llu",
-	    s->nctrls, active, ending, s->pool ? pool_available(s->pool) : 0,
-	    s->pool ? pool_size(s->pool) : 0, (unsigned long long)gs.rx_datagrams,
+	    s->ctrls.n, active, ending, s->calls.pool ? pool_available(s->calls.pool) : 0,
+	    s->calls.pool ? pool_size(s->calls.pool) : 0, (unsigned long long)gs.rx_datagrams,
 	    (unsigned long long)gs.tx_datagrams, (unsigned long long)gs.rx_malformed,
 	    (unsigned long long)gs.rx_unknown_call);
 }
@@ -687,10 +706,10 @@ server_mss_reload(struct server *s, const struct conf *next)
 
 	if (s->conf->tcp_mss_adjust == next->tcp_mss_adjust)
 		return;
-	mss_close(s->mss);
-	s->mss = NULL;
+	mss_close(s->calls.mss);
+	s->calls.mss = NULL;
 	server_mss_open(s, next);
-	TAILQ_FOREACH(c, &s->calls, s_entry)
+	TAILQ_FOREACH(c, &s->calls.list, s_entry)
 		call_mss_renew(c);
 }
 
@@ -754,7 +773,7 @@ server_pool_adopt(struct server *s, struct pool *p)
 	unsigned retired = 0;
 	struct call *c;
 
-	TAILQ_FOREACH(c, &s->calls, s_entry) {
+	TAILQ_FOREACH(c, &s->calls.list, s_entry) {
 		if (c->remote_ip.s_addr == INADDR_ANY)
 			continue;
 		if (p == NULL || pool_take(p, c->remote_ip) < 0)
@@ -815,8 +834,8 @@ server_reload(struct server *s, const struct conf *next, char *err,
 		log_msg(LOG_NOTICE, "reload: %u live calls keep addresses the new "
 		    "pool does not hold; each is retired when its call ends",
 		    retired);
-	pool_free(s->pool);
-	s->pool = p;
+	pool_free(s->calls.pool);
+	s->calls.pool = p;
 	log_set_debug(next->debug);
 	return 0;
 }
