@@ -1,0 +1,478 @@
+/* The monitor-worker records (monitor.h): one table says each type's body
+ * length, descriptors and sender; encode and decode read it, and the
+ * decoder refuses whatever the table does not allow. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/byteorder.h"
+#include "proto/monitor.h"
+#include "proto/report.h"
+
+/* fds: the type's descriptors; MON_FDS_BY_FLAGS: CALL_STARTED's, which
+ * its flags decide. */
+#define MON_FDS_BY_FLAGS  (-2)
+#define MON_FROM_WORKER   1
+#define MON_FROM_MONITOR  2
+
+static const struct {
+	const char *name;
+	size_t      body;
+	int         fds;
+	int         from;
+} mon_types[MON_TYPE_MAX + 1] = {
+	[MON_HELLO]        = { "hello", 4, 0, MON_FROM_WORKER },
+	[MON_WELCOME]      = { "welcome", 4, 0, MON_FROM_MONITOR },
+	[MON_CONN_HOLD]    = { "conn-hold", 4, 1, MON_FROM_WORKER },
+	[MON_CONN_HELD]    = { "conn-held", 4, 0, MON_FROM_MONITOR },
+	[MON_CONN_DROP]    = { "conn-drop", 4, 0, MON_FROM_WORKER },
+	[MON_CALL_START]   = { "call-start", 8, 0, MON_FROM_WORKER },
+	[MON_CALL_STARTED] = { "call-started", 16, MON_FDS_BY_FLAGS,
+	                       MON_FROM_MONITOR },
+	[MON_CALL_REFUSED] = { "call-refused", 4 + MON_TEXT, 0, MON_FROM_MONITOR },
+	[MON_CALL_HANGUP]  = { "call-hangup", 4, 0, MON_FROM_WORKER },
+	[MON_CALL_IFACE]   = { "call-iface", 4 + MON_IFNAME, 0, MON_FROM_WORKER },
+	[MON_CHILD_EXIT]   = { "child-exit", 12, 0, MON_FROM_MONITOR },
+	[MON_CALL_REAP]    = { "call-reap", 4, 0, MON_FROM_WORKER },
+	[MON_ADMIN]        = { "admin", 4, 0, MON_FROM_WORKER },
+	[MON_RESULT]       = { "result", 4 + MON_TEXT, 0, MON_FROM_MONITOR },
+};
+
+_Static_assert(4 + MON_TEXT <= MON_MAX_BODY, "MON_MAX_BODY holds every body");
+
+static int
+mon_type_ok(unsigned type)
+{
+	return type >= MON_HELLO && type <= MON_TYPE_MAX;
+}
+
+const char *
+mon_type_name(unsigned type)
+{
+	return mon_type_ok(type) ? mon_types[type].name : "?";
+}
+
+int
+mon_from_worker(unsigned type)
+{
+	return mon_type_ok(type) && mon_types[type].from == MON_FROM_WORKER;
+}
+
+int
+mon_fds_of(const struct mon_msg *m)
+{
+	if (!mon_type_ok(m->type))
+		return -1;
+	if (mon_types[m->type].fds != MON_FDS_BY_FLAGS)
+		return mon_types[m->type].fds;
+	return m->u.call_started.flags & MON_CALL_KERNEL ? 1 : 2;
+}
+
+/* A string field: printable ASCII up to its NUL, so a log line cannot be
+ * forged with it; on the wire (`wire`) zeros after it too, so one record
+ * has one encoding. */
+static int
+mon_text_ok(const char *s, size_t size, int wire)
+{
+	size_t i = 0;
+	while (i < size && s[i] != '\0') {
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+			return 0;
+		i++;
+	}
+	if (i == size)
+		return 0;   /* no NUL */
+	while (wire && i < size)
+		if (s[i++] != '\0')
+			return 0;
+	return 1;
+}
+
+static void
+mon_text_put(uint8_t *p, const char *s, size_t size)
+{
+	memset(p, 0, size);
+	memcpy(p, s, strnlen(s, size - 1));
+}
+
+/* What the contract allows in the fields, whichever side built them.
+ * NULL, or why not. */
+static const char *
+mon_fields_check(const struct mon_msg *m, int wire)
+{
+	switch (m->type) {
+	case MON_CALL_START:
+		if (m->u.call_start.flags & ~MON_CALL_FLAGS)
+			return "unknown call flags";
+		break;
+	case MON_CALL_STARTED:
+		if (m->u.call_started.flags & ~MON_CALL_FLAGS)
+			return "unknown call flags";
+		if (m->u.call_started.call_id == 0 || m->u.call_started.pid == 0)
+			return "call ID or pid 0";
+		break;
+	case MON_CALL_REFUSED:
+		if (!mon_text_ok(m->u.call_refused.reason, MON_TEXT, wire))
+			return "reason not a printable string";
+		break;
+	case MON_CALL_HANGUP:
+		if (m->u.call_hangup.call_id == 0)
+			return "call ID 0";
+		if (m->u.call_hangup.how < MON_HANGUP_CLEAN ||
+		    m->u.call_hangup.how > MON_HANGUP_KILL)
+			return "unknown hang-up";
+		if (m->u.call_hangup.cause > REPORT_CAUSE_REPLACED)
+			return "unknown cause";
+		break;
+	case MON_CALL_IFACE:
+		if (m->u.call_iface.call_id == 0)
+			return "call ID 0";
+		if (!mon_text_ok(m->u.call_iface.ifname, MON_IFNAME, wire) ||
+		    m->u.call_iface.ifname[0] == '\0')
+			return "interface name not a printable string";
+		break;
+	case MON_CHILD_EXIT:
+		if (m->u.child_exit.call_id == 0 || m->u.child_exit.pid == 0)
+			return "call ID or pid 0";
+		break;
+	case MON_CALL_REAP:
+		if (m->u.call_reap.call_id == 0)
+			return "call ID 0";
+		break;
+	case MON_ADMIN:
+		if (m->u.admin.what < MON_ADMIN_RELOAD ||
+		    m->u.admin.what > MON_ADMIN_UPGRADE)
+			return "unknown admin request";
+		break;
+	case MON_RESULT:
+		if (m->u.result.status < MON_OK || m->u.result.status > MON_ERR_FAILED)
+			return "unknown status";
+		if (!mon_text_ok(m->u.result.text, MON_TEXT, wire))
+			return "text not a printable string";
+		break;
+	default:
+		break;
+	}
+	return NULL;
+}
+
+static void
+mon_body_put(const struct mon_msg *m, uint8_t *b)
+{
+	switch (m->type) {
+	case MON_HELLO:
+	case MON_CONN_HOLD:
+		be32_put(b, 0);
+		break;
+	case MON_WELCOME:
+		be32_put(b, m->u.welcome.generation);
+		break;
+	case MON_CONN_HELD:
+	case MON_CONN_DROP:
+		be32_put(b, m->u.conn.conn);
+		break;
+	case MON_CALL_START:
+		be32_put(b, m->u.call_start.conn);
+		be16_put(b + 4, m->u.call_start.peer_call_id);
+		be16_put(b + 6, m->u.call_start.flags);
+		break;
+	case MON_CALL_STARTED:
+		be16_put(b, m->u.call_started.call_id);
+		be16_put(b + 2, m->u.call_started.flags);
+		be32_put(b + 4, m->u.call_started.pid);
+		/* addresses stay in network order: copied, not swapped */
+		memcpy(b + 8, &m->u.call_started.local_ip, 4);
+		memcpy(b + 12, &m->u.call_started.remote_ip, 4);
+		break;
+	case MON_CALL_REFUSED:
+		b[0] = m->u.call_refused.result;
+		b[1] = m->u.call_refused.error;
+		be16_put(b + 2, 0);
+		mon_text_put(b + 4, m->u.call_refused.reason, MON_TEXT);
+		break;
+	case MON_CALL_HANGUP:
+		be16_put(b, m->u.call_hangup.call_id);
+		b[2] = m->u.call_hangup.cause;
+		b[3] = m->u.call_hangup.how;
+		break;
+	case MON_CALL_IFACE:
+		be16_put(b, m->u.call_iface.call_id);
+		be16_put(b + 2, 0);
+		mon_text_put(b + 4, m->u.call_iface.ifname, MON_IFNAME);
+		break;
+	case MON_CHILD_EXIT:
+		be16_put(b, m->u.child_exit.call_id);
+		be16_put(b + 2, 0);
+		be32_put(b + 4, m->u.child_exit.pid);
+		be32_put(b + 8, (uint32_t)m->u.child_exit.status);
+		break;
+	case MON_CALL_REAP:
+		be16_put(b, m->u.call_reap.call_id);
+		be16_put(b + 2, 0);
+		break;
+	case MON_ADMIN:
+		be16_put(b, m->u.admin.what);
+		be16_put(b + 2, 0);
+		break;
+	case MON_RESULT:
+		be32_put(b, (uint32_t)m->u.result.status);
+		mon_text_put(b + 4, m->u.result.text, MON_TEXT);
+		break;
+	}
+}
+
+size_t
+mon_encode(const struct mon_msg *m, uint8_t *buf, size_t len)
+{
+	if (!mon_type_ok(m->type) || mon_fields_check(m, 0) != NULL)
+		return 0;
+	size_t body = mon_types[m->type].body;
+	if (len < MON_HDR_LEN + body)
+		return 0;
+	be32_put(buf, MON_MAGIC);
+	be16_put(buf + 4, MON_VERSION);
+	be16_put(buf + 6, (uint16_t)m->type);
+	be32_put(buf + 8, m->seq);
+	be32_put(buf + 12, (uint32_t)body);
+	mon_body_put(m, buf + MON_HDR_LEN);
+	return MON_HDR_LEN + body;
+}
+
+static void
+mon_text_get(char *dst, const uint8_t *p, size_t size)
+{
+	memcpy(dst, p, size);
+}
+
+static void
+mon_body_get(struct mon_msg *m, const uint8_t *b)
+{
+	switch (m->type) {
+	case MON_HELLO:
+	case MON_CONN_HOLD:
+		break;
+	case MON_WELCOME:
+		m->u.welcome.generation = be32_get(b);
+		break;
+	case MON_CONN_HELD:
+	case MON_CONN_DROP:
+		m->u.conn.conn = be32_get(b);
+		break;
+	case MON_CALL_START:
+		m->u.call_start.conn = be32_get(b);
+		m->u.call_start.peer_call_id = be16_get(b + 4);
+		m->u.call_start.flags = be16_get(b + 6);
+		break;
+	case MON_CALL_STARTED:
+		m->u.call_started.call_id = be16_get(b);
+		m->u.call_started.flags = be16_get(b + 2);
+		m->u.call_started.pid = be32_get(b + 4);
+		memcpy(&m->u.call_started.local_ip, b + 8, 4);
+		memcpy(&m->u.call_started.remote_ip, b + 12, 4);
+		break;
+	case MON_CALL_REFUSED:
+		m->u.call_refused.result = b[0];
+		m->u.call_refused.error = b[1];
+		mon_text_get(m->u.call_refused.reason, b + 4, MON_TEXT);
+		break;
+	case MON_CALL_HANGUP:
+		m->u.call_hangup.call_id = be16_get(b);
+		m->u.call_hangup.cause = b[2];
+		m->u.call_hangup.how = b[3];
+		break;
+	case MON_CALL_IFACE:
+		m->u.call_iface.call_id = be16_get(b);
+		mon_text_get(m->u.call_iface.ifname, b + 4, MON_IFNAME);
+		break;
+	case MON_CHILD_EXIT:
+		m->u.child_exit.call_id = be16_get(b);
+		m->u.child_exit.pid = be32_get(b + 4);
+		m->u.child_exit.status = (int32_t)be32_get(b + 8);
+		break;
+	case MON_CALL_REAP:
+		m->u.call_reap.call_id = be16_get(b);
+		break;
+	case MON_ADMIN:
+		m->u.admin.what = be16_get(b);
+		break;
+	case MON_RESULT:
+		m->u.result.status = (int32_t)be32_get(b);
+		mon_text_get(m->u.result.text, b + 4, MON_TEXT);
+		break;
+	}
+}
+
+/* The reserved fields of a body: zero, so they can mean something later. */
+static int
+mon_reserved_zero(enum mon_type type, const uint8_t *b)
+{
+	switch (type) {
+	case MON_HELLO:
+	case MON_CONN_HOLD:
+		return be32_get(b) == 0;
+	case MON_CALL_REFUSED:
+	case MON_CALL_IFACE:
+	case MON_CHILD_EXIT:
+	case MON_CALL_REAP:
+	case MON_ADMIN:
+		return be16_get(b + 2) == 0;
+	default:
+		return 1;
+	}
+}
+
+int
+mon_decode(const uint8_t *buf, size_t len, const int *fds, unsigned nfds,
+    struct mon_msg *m, const char **reason)
+{
+	const char *why = NULL;
+
+	memset(m, 0, sizeof(*m));
+	if (len < MON_HDR_LEN)
+		why = "shorter than a header";
+	else if (be32_get(buf) != MON_MAGIC)
+		why = "bad magic";
+	else if (be16_get(buf + 4) != MON_VERSION)
+		why = "another version of the protocol";
+	else if (!mon_type_ok(be16_get(buf + 6)))
+		why = "unknown type";
+	if (why != NULL)
+		goto refuse;
+	m->type = (enum mon_type)be16_get(buf + 6);
+	m->seq = be32_get(buf + 8);
+	size_t body = mon_types[m->type].body;
+	if (be32_get(buf + 12) != body || len != MON_HDR_LEN + body)
+		why = "length not the type's";
+	else if (!mon_reserved_zero(m->type, buf + MON_HDR_LEN))
+		why = "reserved field not zero";
+	if (why != NULL)
+		goto refuse;
+	mon_body_get(m, buf + MON_HDR_LEN);
+	if ((why = mon_fields_check(m, 1)) != NULL)
+		goto refuse;
+	if (nfds > MON_MAX_FDS || (int)nfds != mon_fds_of(m)) {
+		why = "descriptors not the type's";
+		goto refuse;
+	}
+	for (unsigned i = 0; i < nfds; i++)
+		m->fds[i] = fds[i];
+	m->nfds = nfds;
+	return 0;
+refuse:
+	memset(m, 0, sizeof(*m));
+	*reason = why;
+	return -1;
+}
+
+int
+mon_send(int sock, const struct mon_msg *m)
+{
+	uint8_t buf[MON_MAX_LEN];
+	union {
+		struct cmsghdr align;
+		char           buf[CMSG_SPACE(sizeof(int) * MON_MAX_FDS)];
+	} ctl;
+	size_t len = mon_encode(m, buf, sizeof(buf));
+	struct iovec iov = { buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (len == 0 || m->nfds > MON_MAX_FDS || (int)m->nfds != mon_fds_of(m)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (m->nfds > 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * m->nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * m->nfds);
+		memcpy(CMSG_DATA(c), m->fds, sizeof(int) * m->nfds);
+	}
+	ssize_t n;
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if ((size_t)n != len) {
+		errno = EMSGSIZE;   /* SEQPACKET sends a record whole or not */
+		return -1;
+	}
+	return 0;
+}
+
+/* Every descriptor that came in `mh`'s SCM_RIGHTS, into fds (at most
+ * `max`); those beyond are closed. Returns how many there were in all. */
+static unsigned
+mon_take_fds(struct msghdr *mh, int *fds, unsigned max)
+{
+	unsigned n = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL;
+	    c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (n < max)
+				fds[n] = fd;
+			else
+				close(fd);
+			n++;
+		}
+	}
+	return n;
+}
+
+int
+mon_recv(int sock, struct mon_msg *m, const char **reason)
+{
+	/* One byte more than the longest record: a longer one is seen as
+	 * truncated (MSG_TRUNC), not taken for the right length. */
+	uint8_t buf[MON_MAX_LEN + 1];
+	union {
+		struct cmsghdr align;
+		/* room for more than we take: extra ones are closed, not lost */
+		char           buf[CMSG_SPACE(sizeof(int) * (MON_MAX_FDS + 8))];
+	} ctl;
+	int fds[MON_MAX_FDS];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		*reason = strerror(errno);
+		return -1;
+	}
+	unsigned nfds = mon_take_fds(&mh, fds, MON_MAX_FDS);
+	unsigned kept = nfds < MON_MAX_FDS ? nfds : MON_MAX_FDS;
+	const char *why = NULL;
+	if (n == 0 && nfds == 0)
+		return 0;
+	if (mh.msg_flags & MSG_CTRUNC)
+		why = "descriptors cut off";
+	else if (mh.msg_flags & MSG_TRUNC)
+		why = "longer than any record";
+	else if (mon_decode(buf, (size_t)n, fds, nfds, m, &why) == 0)
+		return 1;
+	for (unsigned i = 0; i < kept; i++)
+		close(fds[i]);
+	*reason = why;
+	return -1;
+}
+
+void
+mon_close_fds(struct mon_msg *m)
+{
+	for (unsigned i = 0; i < m->nfds && i < MON_MAX_FDS; i++)
+		close(m->fds[i]);
+	m->nfds = 0;
+}

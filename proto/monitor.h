@@ -1,0 +1,193 @@
+/*
+ * monitor.h -- the requests between pptpd's privileged monitor and its
+ * unprivileged worker (doc/design/privsep.md). THIS FILE IS THE CONTRACT;
+ * monitor.c encodes and decodes both directions and moves them, with
+ * their descriptors, over the socket. Pure C, nothing of either side.
+ *
+ * Transport
+ *   One SOCK_SEQPACKET socketpair per worker: one record per datagram,
+ *   descriptors beside it as SCM_RIGHTS. Both ends run from one install,
+ *   but not always one build (an upgrade starts the new monitor's worker
+ *   while the old one is still ours for a moment): the header carries
+ *   MON_VERSION and a record of another version is refused.
+ *
+ * Record
+ *   header, MON_HDR_LEN bytes, big-endian:
+ *       u32 magic MON_MAGIC   u16 version MON_VERSION   u16 type
+ *       u32 seq               (a request's; its answer carries the same)
+ *       u32 body length       (exactly the type's, below)
+ *   then the body, fixed per type, and exactly the type's descriptors.
+ *   Anything else (unknown type, a length or a descriptor count not the
+ *   type's, a string without its NUL, a flag not defined) is refused
+ *   whole: the receiver closes every descriptor that came with it.
+ *
+ *   The monitor believes none of it: every call ID, connection and pid a
+ *   request names is checked against what the monitor itself handed out
+ *   to this worker. No path, argv or environment ever crosses.
+ *
+ * Types (W: worker -> monitor, M: monitor -> worker)
+ *   HELLO          W  u32 0 (reserved; the header says the version) fds 0
+ *   WELCOME        M  u32 generation (workers started) fds 0
+ *   CONN_HOLD      W  u32 0 (reserved)                fds 1: the TCP socket
+ *                     of a control connection the worker accepted; the
+ *                     monitor keeps a copy so the connection outlives a
+ *                     worker
+ *   CONN_HELD      M  u32 conn                        fds 0
+ *   CONN_DROP      W  u32 conn                        fds 0
+ *   CALL_START     W  u32 conn  u16 peer call id  u16 flags (MON_CALL_*)
+ *                     fds 0: start pppd for an Outgoing-Call-Request on
+ *                     that connection
+ *   CALL_STARTED   M  u16 call id  u16 flags  u32 pid
+ *                     u32 local ip  u32 remote ip (network order; 0: pppd
+ *                     picks)      fds 2 (pty master, report) on the
+ *                     engine path, 1 (report) with MON_CALL_KERNEL
+ *   CALL_REFUSED   M  u8 OCRP result  u8 error  u16 0  char reason[MON_TEXT]
+ *                     fds 0
+ *   CALL_HANGUP    W  u16 call id  u8 cause (report.h's REPORT_CAUSE_*)
+ *                     u8 how (MON_HANGUP_*)          fds 0
+ *   CALL_IFACE     W  u16 call id  u16 0  char ifname[MON_IFNAME]: the
+ *                     plugin reported the session's interface (MSS)
+ *   CHILD_EXIT     M  u16 call id  u16 0  u32 pid  i32 wait status: pppd
+ *                     exited, not reaped yet; its reports can still be
+ *                     read                           fds 0
+ *   CALL_REAP      W  u16 call id: its reports are read; reap it, free
+ *                     its ID and addresses            fds 0
+ *   ADMIN          W  u16 what (MON_ADMIN_*)  u16 0   fds 0: pptpctl's
+ *                     reload, shutdown or upgrade, asked through the worker
+ *   RESULT         M  i32 status (0 ok, else a MON_ERR_*)  char text[MON_TEXT]
+ *                     fds 0: the answer to CONN_DROP, CALL_HANGUP,
+ *                     CALL_IFACE, CALL_REAP and ADMIN
+ */
+#ifndef PROTO_MONITOR_H
+#define PROTO_MONITOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MON_MAGIC        0x5050544dU   /* "PPTM" */
+#define MON_VERSION      1
+#define MON_HDR_LEN      16
+#define MON_TEXT         128           /* reasons and results, NUL included */
+#define MON_IFNAME       16            /* IFNAMSIZ, NUL included */
+#define MON_MAX_FDS      2
+#define MON_MAX_BODY     (4 + MON_TEXT)
+#define MON_MAX_LEN      (MON_HDR_LEN + MON_MAX_BODY)
+
+enum mon_type {
+	MON_HELLO = 1,
+	MON_WELCOME,
+	MON_CONN_HOLD,
+	MON_CONN_HELD,
+	MON_CONN_DROP,
+	MON_CALL_START,
+	MON_CALL_STARTED,
+	MON_CALL_REFUSED,
+	MON_CALL_HANGUP,
+	MON_CALL_IFACE,
+	MON_CHILD_EXIT,
+	MON_CALL_REAP,
+	MON_ADMIN,
+	MON_RESULT,
+	MON_TYPE_MAX = MON_RESULT,
+};
+
+/* CALL_START and CALL_STARTED flags */
+#define MON_CALL_KERNEL   0x0001       /* the kernel's PPTP channel */
+#define MON_CALL_FLAGS    MON_CALL_KERNEL
+
+/* CALL_HANGUP's how */
+#define MON_HANGUP_CLEAN  1            /* SIGTERM: pppd ends LCP */
+#define MON_HANGUP_CUT    2            /* the pty hung up, then SIGTERM */
+#define MON_HANGUP_KILL   3            /* SIGKILL */
+
+/* ADMIN's what */
+#define MON_ADMIN_RELOAD   1
+#define MON_ADMIN_SHUTDOWN 2
+#define MON_ADMIN_UPGRADE  3
+
+/* RESULT's status */
+#define MON_OK             0
+#define MON_ERR_REFUSED    1           /* the request named what is not ours */
+#define MON_ERR_FAILED     2           /* allowed, but it did not work */
+
+struct mon_msg {
+	enum mon_type type;
+	uint32_t      seq;
+	union {
+		struct { uint32_t generation; } welcome;
+		struct { uint32_t conn; } conn;            /* HELD, DROP */
+		struct {
+			uint32_t conn;
+			uint16_t peer_call_id, flags;
+		} call_start;
+		struct {
+			uint16_t call_id, flags;
+			uint32_t pid;
+			uint32_t local_ip, remote_ip;      /* network order */
+		} call_started;
+		struct {
+			uint8_t result, error;
+			char    reason[MON_TEXT];
+		} call_refused;
+		struct {
+			uint16_t call_id;
+			uint8_t  cause, how;
+		} call_hangup;
+		struct {
+			uint16_t call_id;
+			char     ifname[MON_IFNAME];
+		} call_iface;
+		struct {
+			uint16_t call_id;
+			uint32_t pid;
+			int32_t  status;
+		} child_exit;
+		struct { uint16_t call_id; } call_reap;
+		struct { uint16_t what; } admin;
+		struct {
+			int32_t status;
+			char    text[MON_TEXT];
+		} result;
+	} u;
+	int           fds[MON_MAX_FDS];
+	unsigned      nfds;
+};
+
+/* The descriptors a record of this type carries (CALL_STARTED: by its
+ * flags); -1 for a type that does not exist. */
+int mon_fds_of(const struct mon_msg *m);
+
+/* Encode into buf (MON_MAX_LEN is enough). Returns the length, or 0 when
+ * `m` is not a record this contract allows (its descriptors are not
+ * looked at). */
+size_t mon_encode(const struct mon_msg *m, uint8_t *buf, size_t len);
+
+/* Decode one record of `len` bytes that arrived with `nfds` descriptors
+ * (their numbers in `fds`, copied into m->fds). 0, or -1 with *reason set
+ * (a static string); on -1 nothing in `m` is to be used and the caller
+ * still owns (and must close) the descriptors. */
+int mon_decode(const uint8_t *buf, size_t len, const int *fds, unsigned nfds,
+    struct mon_msg *m, const char **reason);
+
+/* Send `m` with its descriptors (m->fds, m->nfds) on a SOCK_SEQPACKET
+ * socket. The descriptors stay the caller's. 0, or -1 with errno set
+ * (EINVAL: not a valid record). */
+int mon_send(int sock, const struct mon_msg *m);
+
+/* Receive one record. 1 with `m` filled (its descriptors are now the
+ * caller's, close-on-exec); 0 at end of file; -1 with *reason set when a
+ * record was refused or the socket failed (every descriptor that came
+ * with it is closed, so a bad record leaks none). */
+int mon_recv(int sock, struct mon_msg *m, const char **reason);
+
+/* Close m->fds and forget them. */
+void mon_close_fds(struct mon_msg *m);
+
+/* Is it a type the worker sends (a request)? The monitor refuses the
+ * others. */
+int mon_from_worker(unsigned type);
+
+/* A printable name of a type, for logs ("?" when unknown). */
+const char *mon_type_name(unsigned type);
+
+#endif
