@@ -122,8 +122,16 @@ static void channel_disconnect(void);
 static void channel_line_config(int mtu, uint32_t accm, int pcomp, int accomp);
 static void channel_nothing(void);
 
+/* pppd (2.4.9's find_option) looks every option given after this channel took
+ * over (pptpd-kernel) up in the channel's own list too, without a NULL
+ * check: a list that is empty, never none (a +ipv6 after it crashed pppd
+ * in parse_args). */
+static option_t channel_own_options[] = {
+	{ NULL }
+};
+
 static struct channel pptp_kernel_channel = {
-	.options = NULL,
+	.options = channel_own_options,
 	.process_extra_options = NULL,
 	.check_options = channel_nothing,
 	.connect = channel_connect,

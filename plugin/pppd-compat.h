@@ -77,6 +77,8 @@ typedef enum {
 	NF_EXIT,
 	NF_IP_UP,
 	NF_IP_DOWN,
+	NF_IPV6_UP,
+	NF_IPV6_DOWN,
 } ppp_notify_t;
 
 static inline void
@@ -89,6 +91,8 @@ ppp_add_notify(ppp_notify_t type, ppp_notify_fn *func, void *ctx)
 	case NF_EXIT:         list = &exitnotify; break;
 	case NF_IP_UP:        list = &ip_up_notifier; break;
 	case NF_IP_DOWN:      list = &ip_down_notifier; break;
+	case NF_IPV6_UP:      list = &ipv6_up_notifier; break;
+	case NF_IPV6_DOWN:    list = &ipv6_down_notifier; break;
 	}
 	if (list == NULL)
 		fatal("pppd-compat: no notifier list %d", (int)type);

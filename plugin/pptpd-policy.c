@@ -933,6 +933,35 @@ on_ip_down(void *arg, int unused)
 	}
 }
 
+/* IPV6CP up or down on the unit: pptpd routes and advertises the
+ * session's /64 (pptpd.conf ipv6-prefix-pool) while it is up. */
+static void
+report_ipv6(const char *event)
+{
+	struct report_builder b;
+
+	report_begin(&b, event);
+	report_common(&b);
+	report_add(&b, "ifname", ppp_ifname());
+	report_send(&b);
+}
+
+static void
+on_ipv6_up(void *arg, int unused)
+{
+	(void)arg;
+	(void)unused;
+	report_ipv6("up6");
+}
+
+static void
+on_ipv6_down(void *arg, int unused)
+{
+	(void)arg;
+	(void)unused;
+	report_ipv6("down6");
+}
+
 static void
 on_exit_notify(void *arg, int st)
 {
@@ -1001,6 +1030,8 @@ plugin_init(void)
 	ppp_add_notify(NF_PHASE_CHANGE, on_phase, NULL);
 	ppp_add_notify(NF_IP_UP, on_ip_up, NULL);
 	ppp_add_notify(NF_IP_DOWN, on_ip_down, NULL);
+	ppp_add_notify(NF_IPV6_UP, on_ipv6_up, NULL);
+	ppp_add_notify(NF_IPV6_DOWN, on_ipv6_down, NULL);
 	ppp_add_notify(NF_EXIT, on_exit_notify, NULL);
 	prev_ip_up_hook = ip_up_hook;
 	ip_up_hook = ip_up_report;

@@ -338,6 +338,7 @@ ppp_get_link_stats(ppp_link_stats_st *stats)
 /* ---- pppd 2.4.9: the state in globals, notifiers in lists ---- */
 
 struct notifier *phasechange, *ip_up_notifier, *ip_down_notifier, *exitnotify;
+struct notifier *ipv6_up_notifier, *ipv6_down_notifier;
 int ifunit;
 
 void
@@ -366,6 +367,8 @@ list_of(ppp_notify_t type)
 	case NF_EXIT:         return &exitnotify;
 	case NF_IP_UP:        return &ip_up_notifier;
 	case NF_IP_DOWN:      return &ip_down_notifier;
+	case NF_IPV6_UP:      return &ipv6_up_notifier;
+	case NF_IPV6_DOWN:    return &ipv6_down_notifier;
 	}
 	abort();
 }
@@ -1235,6 +1238,15 @@ main(int argc, char **argv)
 	CHECK(n_wtmp == 1 && strcmp(last_wtmp[0], "ppp7") == 0 &&
 	    strcmp(last_wtmp[1], "alice") == 0 &&
 	    strcmp(last_wtmp[2], "198.18.5.1") == 0);
+	/* IPV6CP up and down: pptpd routes and advertises the /64. */
+	fake_notify(NF_IPV6_UP, 0);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "up6") == 0);
+	CHECK(field_is(m, "call", "42") && field_is(m, "user", "alice") &&
+	    field_is(m, "ifname", "ppp7") && field_is(m, "client", "198.18.5.1"));
+	fake_notify(NF_IPV6_DOWN, 0);
+	m = next_report();
+	CHECK(m && strcmp(m->event, "down6") == 0 && field_is(m, "ifname", "ppp7"));
 	fake_set_link_stats(1000, 2000, 10, 20, 61);
 	fake_notify(NF_IP_DOWN, 0);
 	m = next_report();
@@ -1541,6 +1553,9 @@ main(int argc, char **argv)
 	    fake_modem() == 0);
 	CHECK(the_channel && the_channel->establish_ppp == ppp_generic_establish);
 	CHECK(strcmp(fake_devnam(), "pptp-call-4711") == 0);
+	/* pppd looks later options (+ipv6) up in the channel's list. */
+	CHECK(the_channel && the_channel->options != NULL &&
+	    the_channel->options[0].name == NULL);
 
 	fprintf(stderr, "== pptpd-kernel-fd: pptpd's socket, checked\n");
 	CHECK(set_opt("pptpd-kernel-fd", "2") == 0);

@@ -38,9 +38,11 @@
 #include "pptpd/kguard.h"
 #include "pptpd/log.h"
 #include "pptpd/mss.h"
+#include "pptpd/nd.h"
 #include "gre/gre.h"
 #include "proto/msg.h"
 #include "pptpd/pool.h"
+#include "pptpd/pool6.h"
 #include "proto/report.h"
 #include "common/strclean.h"
 
@@ -137,6 +139,8 @@ call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
 		    CALL_KERNEL_FD)) == NULL)
 			return -1;
 	}
+	if (in->ipv6)
+		argv[argc++] = "+ipv6";
 	argv[argc] = NULL;
 	return argc;
 }
@@ -291,7 +295,8 @@ call_spawn_kernel(struct call *c, const struct conf *conf,
 	int report;
 	struct call_argv_in in = { .local = c->local_ip, .remote = c->remote_ip,
 		.client = c->peer, .call_id = c->id, .reports = !conf->noplugin,
-		.kernel = 1, .peer_call_id = c->peer_id, .self = self };
+		.kernel = 1, .peer_call_id = c->peer_id, .self = self,
+		.ipv6 = c->has_prefix6 };
 	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
 		*reason = "pppd arguments too long";
 		return -1;
@@ -334,7 +339,8 @@ call_spawn(struct call *c, const struct conf *conf, const char **reason)
 		return -1;
 	}
 	struct call_argv_in in = { .local = c->local_ip, .remote = c->remote_ip,
-		.client = c->peer, .call_id = c->id, .reports = !conf->noplugin };
+		.client = c->peer, .call_id = c->id, .reports = !conf->noplugin,
+		.ipv6 = c->has_prefix6 };
 	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
 		*reason = "pppd arguments too long";
 		goto fail;
@@ -576,6 +582,86 @@ call_mss_renew(struct call *c)
 		call_mss_add(c);
 }
 
+/* A /64 for the session when there is an IPv6 pool. Without one left the
+ * session is IPv4 only (pppd is not given +ipv6), not refused. */
+static void
+call_take_prefix6(struct call *c)
+{
+	if (c->calls->pool6 == NULL || c->calls->nd == NULL)
+		return;
+	if (pool6_alloc(c->calls->pool6, &c->prefix6) < 0) {
+		log_rl(&c->calls->rl_call, loop_now(c->calls->loop), LOG_WARNING,
+		    "call %u/%u %s: ipv6-prefix-pool exhausted: IPv4 only",
+		    c->id, c->peer_id, c->client_str);
+		return;
+	}
+	c->has_prefix6 = 1;
+}
+
+/* Its /64 back to the pool (a prefix the pool no longer holds after a
+ * reload is retired with the call). */
+static void
+call_release_prefix6(struct call *c)
+{
+	if (c->has_prefix6 && c->calls->pool6 != NULL)
+		pool6_release(c->calls->pool6, &c->prefix6);
+	c->has_prefix6 = 0;
+}
+
+const char *
+call_prefix6_str(const struct call *c, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	if (!c->has_prefix6 || inet_ntop(AF_INET6, &c->prefix6, a, sizeof(a)) == NULL)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "%s/64", a);
+	return buf;
+}
+
+/* IPV6CP is down, or the session ends: its /64 is no longer routed or
+ * advertised there. */
+static void
+call_ipv6_down(struct call *c)
+{
+	if (c->ifname6[0] == '\0')
+		return;
+	nd_link_down(c->calls->nd, c->ifname6, c->id);
+	c->ifname6[0] = '\0';
+}
+
+/* The plugin's "up6": route and advertise the /64 on the interface it
+ * names (a report is outside input: a strict interface name only). */
+static void
+call_ipv6_up(struct call *c, const struct report_msg *m)
+{
+	const char *ifname = report_get(m, "ifname");
+	char why[128], p6[INET6_ADDRSTRLEN + 4];
+
+	if (!c->has_prefix6 || c->calls->nd == NULL)
+		return;
+	call_ipv6_down(c);
+	if (ifname == NULL || strlen(ifname) >= sizeof(c->ifname6) ||
+	    !mss_ifname_ok(ifname)) {
+		log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 not routed: the "
+		    "report names interface '%.32s', not one", c->id, c->peer_id,
+		    c->client_str, c->user[0] ? c->user : "-", ifname ? ifname : "");
+		return;
+	}
+	if (nd_link_up(c->calls->nd, ifname, c->id, &c->prefix6, why,
+	    sizeof(why)) < 0) {
+		log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 not routed: %s",
+		    c->id, c->peer_id, c->client_str, c->user[0] ? c->user : "-",
+		    why);
+		return;
+	}
+	snprintf(c->ifname6, sizeof(c->ifname6), "%s", ifname);
+	log_msg(LOG_INFO, "call %u/%u %s: user %s: IPv6 up on %s: %s routed and "
+	    "advertised", c->id, c->peer_id, c->client_str,
+	    c->user[0] ? c->user : "-", ifname,
+	    call_prefix6_str(c, p6, sizeof(p6)));
+}
+
 /* The kernel carries the call's GRE; the engine drops what its raw socket
  * still sees of it. The channel socket is bound and connected here, before
  * the call is answered: the peer may send its first LCP request as soon as
@@ -619,6 +705,7 @@ fail_guard:
 fail:
 	if (s->pool != NULL)
 		pool_release(s->pool, c->remote_ip);
+	call_release_prefix6(c);
 	free(c);
 	return NULL;
 }
@@ -654,6 +741,7 @@ call_new(struct calls *s, const struct call_conn *conn,
 		*reason = "address pool exhausted";
 		goto fail;
 	}
+	call_take_prefix6(c);
 	if (s->kernel_path)
 		return call_new_kernel(s, c, reason);
 	if (call_spawn(c, s->conf, reason) < 0)
@@ -694,6 +782,7 @@ fail_pppd:
 fail_pool:
 	if (s->pool != NULL)
 		pool_release(s->pool, c->remote_ip);
+	call_release_prefix6(c);
 fail:
 	free(c);
 	return NULL;
@@ -731,6 +820,8 @@ call_finish(struct call *c)
 		gre_engine_ignore_call(s->gre, c->id, 0);
 	call_unguard(c, 1);
 	call_mss_del(c);
+	call_ipv6_down(c);
+	call_release_prefix6(c);
 	client_call_gone(c->client);
 	if (c->conn.arg != NULL)
 		c->conn.gone(c->conn.arg, c);
@@ -752,6 +843,7 @@ call_destroy(struct call *c)
 		gre_engine_ignore_call(c->calls->gre, c->id, 0);
 	call_unguard(c, 0);
 	call_mss_del(c);
+	call_ipv6_down(c);
 	gre_call_free(c->gre);
 	if (c->pty >= 0)
 		close(c->pty);
@@ -831,6 +923,7 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	c->state = CALL_ENDING;
 	/* A "down" pppd has sent but we have not read yet counts below. */
 	facts_drain(&c->facts);
+	call_ipv6_down(c);   /* the client hears it while the link is up */
 	loop_timer_cancel(s->loop, &c->end_timer);
 	loop_timer_cancel(s->loop, &c->hold_timer);
 	struct gre_stats st = { 0 };
@@ -1206,22 +1299,30 @@ call_log_session(struct call *c, const struct report_msg *m)
 		if (call_claim_address(c, c->tunnel) < 0)
 			return;
 		call_log_up_mss(c, m);
+		char p6[INET6_ADDRSTRLEN + 4];
 		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "
-		    "tunnel %s mppe %s%s policy %s%s%s", c->id, c->peer_id, c->user, peer,
-		    c->tunnel, c->mppe, c->stateless < 0 ? "" :
-		    c->stateless ? " stateless" : " stateful",
+		    "tunnel %s%s%s mppe %s%s policy %s%s%s", c->id, c->peer_id, c->user,
+		    peer, c->tunnel, c->has_prefix6 ? " ipv6 " : "",
+		    call_prefix6_str(c, p6, sizeof(p6)), c->mppe,
+		    c->stateless < 0 ? "" : c->stateless ? " stateless" : " stateful",
 		    call_fact(m, "policy"), c->acct_session_id[0] ? " acct-session-id " : "",
 		    c->acct_session_id);
 	} else if (strcmp(m->event, "down") == 0) {
 		call_mss_del(c);
 		c->ifname[0] = '\0';
-		log_msg(LOG_NOTICE, "session end: call %u/%u user %s client %s tunnel %s "
+		char p6[INET6_ADDRSTRLEN + 4];
+		log_msg(LOG_NOTICE, "session end: call %u/%u user %s client %s tunnel %s%s%s "
 		    "mppe %s duration %s s rx %s bytes %s packets tx %s bytes %s packets%s%s",
 		    c->id, c->peer_id, c->user, peer, call_fact(m, "ip"),
+		    c->has_prefix6 ? " ipv6 " : "", call_prefix6_str(c, p6, sizeof(p6)),
 		    c->mppe[0] ? c->mppe : "-", call_fact(m, "duration"),
 		    call_fact(m, "rx_bytes"), call_fact(m, "rx_packets"),
 		    call_fact(m, "tx_bytes"), call_fact(m, "tx_packets"),
 		    c->acct_session_id[0] ? " acct-session-id " : "", c->acct_session_id);
+	} else if (strcmp(m->event, "up6") == 0) {
+		call_ipv6_up(c, m);
+	} else if (strcmp(m->event, "down6") == 0) {
+		call_ipv6_down(c);
 	} else if (strcmp(m->event, "exit") == 0) {
 		const char *af = report_get(m, "auth_failure");
 		/* Logged now: the client may clear the call before pppd is

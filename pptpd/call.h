@@ -22,7 +22,9 @@ struct gre_call;
 struct gre_engine;
 struct gre_stats;
 struct kguard;
+struct nd;
 struct pool;
+struct pool6;
 struct pptp_msg;
 struct conf;
 
@@ -98,6 +100,8 @@ struct calls {
 	int                kernel_path;   /* calls use the kernel's PPTP channel */
 	struct kguard     *guard;     /* its GRE guard; NULL when off */
 	struct mss        *mss;       /* TCP MSS clamping; NULL when off */
+	struct pool6      *pool6;     /* ipv6-prefix-pool; NULL: no IPv6 */
+	struct nd         *nd;        /* its routes and advertisements */
 	struct ratelimit   rl_call;   /* calls started and ended */
 	struct ratelimit  *rl_input;  /* rejected control input (ctrl.c's too) */
 	/* A call ended with these GRE counters (they leave with the call). */
@@ -181,6 +185,11 @@ struct call {
 	char              ifname[MSS_IFNAME_MAX + 1];
 	int               mss_on;
 	unsigned          mss;
+	/* IPv6 (ipv6-prefix-pool): the session's /64 from the pool, held
+	 * until reaped; the interface IPV6CP is up on ("" when not, nd.h). */
+	int               has_prefix6;
+	struct in6_addr   prefix6;
+	char              ifname6[MSS_IFNAME_MAX + 1];
 };
 
 /* Answer an OCRQ: allocate addresses and a Call ID, start pppd. On failure
@@ -240,6 +249,9 @@ void call_pty_closed(struct call *c, int err);
 
 void call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm);
 
+/* The session's /64 as "2001:db8:1:2::/64" into buf; "" without one. */
+const char *call_prefix6_str(const struct call *c, char *buf, size_t len);
+
 /* Build pppd's argv in Poptop's form (on the engine path) into argv[CALL_ARGV_MAX] using buf for
  * the strings; returns argc. Exposed for the unit tests. */
 struct call_argv_in {
@@ -252,6 +264,7 @@ struct call_argv_in {
 	int            kernel;
 	uint16_t       peer_call_id;
 	struct in_addr self;          /* the control connection's local address */
+	int            ipv6;          /* IPV6CP too (+ipv6): a /64 is held */
 };
 int call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
     char *argv[CALL_ARGV_MAX], char *buf, size_t buflen);

@@ -7,6 +7,7 @@
 #include "pptpd/conf.h"
 #include "pptpd/dae_clients.h"
 #include "pptpd/pool.h"
+#include "pptpd/pool6.h"
 #include "common/strclean.h"
 
 #include <arpa/inet.h>
@@ -24,6 +25,7 @@
 enum kind {
 	K_PATH,         /* any non-empty token */
 	K_POOL,         /* address spec, checked by pool.c */
+	K_POOL6,        /* IPv6 prefix, checked by pool6.c */
 	K_INT,          /* decimal in [min, max] */
 	K_SPEED,        /* decimal in [min, max], kept as a string */
 	K_ADDR,         /* dotted IPv4 */
@@ -69,6 +71,7 @@ static const struct key keys[] = {
 	{ "speed",       K_SPEED, F(speed),       1, 2147483647L, NULL },
 	{ "localip",     K_POOL,  F(localip),     0, 0, NULL },
 	{ "remoteip",    K_POOL,  F(remoteip),    0, 0, NULL },
+	{ "ipv6-prefix-pool", K_POOL6, F(ipv6_pool), 0, 0, NULL },
 	{ "listen",      K_ADDR,  F(listen),      0, 0, NULL },
 	{ "connections", K_INT,   F(connections), 1, 65535, NULL },
 	{ "stimeout",    K_INT,   F(stimeout),    1, 3600, NULL },
@@ -328,6 +331,15 @@ set_value(struct loader *ld, const struct key *k, const char *val)
 		else
 			ld->c->line_remoteip = ld->line;
 		return set_str(field(ld->c, k), val);
+	case K_POOL6: {
+		struct pool6 *p6 = pool6_new(val, perr, sizeof(perr));
+		if (p6 == NULL) {
+			snprintf(ld->why, sizeof(ld->why), "%s: %s", k->name, perr);
+			return -1;
+		}
+		pool6_free(p6);
+		return set_str(field(ld->c, k), val);
+	}
 	case K_PATH:
 		return set_str(field(ld->c, k), val);
 	case K_FLAG:
@@ -590,6 +602,7 @@ conf_copy(struct conf *dst, const struct conf *src)
 	dst->nwarnings = 0;
 	dst->file = dst->option = dst->ppp = dst->pidfile = dst->speed = NULL;
 	dst->localip = dst->remoteip = dst->plugin = dst->peers = NULL;
+	dst->ipv6_pool = NULL;
 	dst->dae_clients_file = NULL;
 	dst->dae_clients = NULL;   /* read again from the file by conf_load */
 	rc |= src->dae_clients_file &&
@@ -603,6 +616,7 @@ conf_copy(struct conf *dst, const struct conf *src)
 	rc |= src->speed && set_str(&dst->speed, src->speed);
 	rc |= src->localip && set_str(&dst->localip, src->localip);
 	rc |= src->remoteip && set_str(&dst->remoteip, src->remoteip);
+	rc |= src->ipv6_pool && set_str(&dst->ipv6_pool, src->ipv6_pool);
 	return rc ? -1 : 0;
 }
 
@@ -678,6 +692,7 @@ conf_free(struct conf *c)
 	free(c->speed);
 	free(c->localip);
 	free(c->remoteip);
+	free(c->ipv6_pool);
 	free(c->plugin);
 	free(c->peers);
 	free(c->dae_clients_file);
@@ -687,4 +702,5 @@ conf_free(struct conf *c)
 	free_warnings(c);
 	c->file = c->option = c->ppp = c->pidfile = c->speed = NULL;
 	c->localip = c->remoteip = c->plugin = c->peers = NULL;
+	c->ipv6_pool = NULL;
 }

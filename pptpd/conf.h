@@ -129,6 +129,9 @@ struct conf {
 	char          *speed;
 	char          *localip;       /* pool specs, parsed by pool_new() */
 	char          *remoteip;
+	/* ipv6-prefix-pool: a /64 per session out of it (pool6.h), routed and
+	 * advertised to the session (nd.h); NULL: no IPv6 in the tunnel. */
+	char          *ipv6_pool;
 	struct in_addr listen;        /* INADDR_ANY by default */
 	int            connections;
 	int            stimeout;

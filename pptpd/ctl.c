@@ -24,6 +24,7 @@
 #include "pptpd/log.h"
 #include "proto/msg.h"
 #include "pptpd/pool.h"
+#include "pptpd/pool6.h"
 #include "common/strclean.h"
 #include "pptpd/version.h"
 
@@ -185,10 +186,13 @@ ctl_session_line(struct ctl_out *o, const struct call *c, uint64_t now)
 	struct ctl_session f;
 	char mppe[24];
 	ctl_session_get(c, now, &f);
-	out_printf(o, "%u/%u user %s client %s tunnel %s mppe %s state %s "
+	char p6[INET6_ADDRSTRLEN + 4];
+	out_printf(o, "%u/%u user %s client %s tunnel %s%s%s mppe %s state %s "
 	    "uptime %llus rx %llu bytes %llu packets tx %llu bytes %llu packets "
 	    "lost %llu reordered %llu\n", c->id, c->peer_id, f.user ? f.user : "-",
 	    c->client_str, f.tunnel[0] ? f.tunnel : "-",
+	    c->ifname6[0] ? " " : "", c->ifname6[0] ?
+	    call_prefix6_str(c, p6, sizeof(p6)) : "",
 	    ctl_mppe_str(&f, mppe, sizeof(mppe)), f.state,
 	    (unsigned long long)f.uptime_s, (unsigned long long)f.gre.rx_bytes,
 	    (unsigned long long)f.gre.rx_packets, (unsigned long long)f.gre.tx_bytes,
@@ -215,6 +219,13 @@ ctl_session_json(struct ctl_out *o, const struct call *c, uint64_t now)
 	out_json_str_or_null(o, c->acct_session_id[0] ? c->acct_session_id : NULL);
 	out_printf(o, ",\"ifname\":");
 	out_json_str_or_null(o, c->ifname[0] ? c->ifname : NULL);
+	/* The session's /64 (ipv6-prefix-pool), and whether it is routed
+	 * and advertised now (IPV6CP up). */
+	char p6[INET6_ADDRSTRLEN + 4];
+	out_printf(o, ",\"ipv6_prefix\":");
+	out_json_str_or_null(o, c->has_prefix6 ?
+	    call_prefix6_str(c, p6, sizeof(p6)) : NULL);
+	out_printf(o, ",\"ipv6_up\":%s", c->ifname6[0] ? "true" : "false");
 	/* What its SYNs are clamped to (IPv4), null when they are not. */
 	if (c->mss_on)
 		out_printf(o, ",\"tcp_mss\":%u", c->mss);
@@ -250,6 +261,12 @@ ctl_session_show(struct ctl_out *o, const struct call *c, uint64_t now)
 		out_printf(o, "interface:   %s\n", c->ifname);
 	if (c->mss_on)
 		out_printf(o, "tcp mss:     clamped to %u (IPv4)\n", c->mss);
+	if (c->has_prefix6) {
+		char p6[INET6_ADDRSTRLEN + 4];
+		out_printf(o, "ipv6:        %s %s\n", call_prefix6_str(c, p6,
+		    sizeof(p6)), c->ifname6[0] ? "(routed and advertised)" :
+		    "(IPV6CP not up)");
+	}
 	out_printf(o, "rx:          %llu bytes %llu packets\n"
 	    "tx:          %llu bytes %llu packets\n"
 	    "gre rx:      lost %llu reordered %llu duplicate %llu stale %llu "
@@ -295,6 +312,9 @@ ctl_cmd_status(struct ctl_conn *cc, struct ctl_out *o)
 		    pool_size(s->calls->pool));
 	else
 		out_printf(o, "pool:        none (pppd picks the addresses)\n");
+	if (s->calls->pool6 != NULL)
+		out_printf(o, "ipv6 pool:   %zu of %zu /64s free\n",
+		    pool6_available(s->calls->pool6), pool6_size(s->calls->pool6));
 	out_printf(o, "gre:         rx %llu tx %llu malformed %llu unknown-call "
 	    "%llu rx-errors %llu tx-errors %llu\n",
 	    (unsigned long long)gs.rx_datagrams, (unsigned long long)gs.tx_datagrams,

@@ -23,7 +23,9 @@
 #include "gre/gre.h"
 #include "pptpd/log.h"
 #include "pptpd/metrics.h"
+#include "pptpd/nd.h"
 #include "pptpd/pool.h"
+#include "pptpd/pool6.h"
 
 #define METRICS_PATH        "/metrics"
 #define METRICS_CONTENT     "text/plain; version=0.0.4; charset=utf-8"
@@ -210,6 +212,37 @@ render_calls(FILE *f, const struct metrics_env *s)
 	    "by calls.", s->calls->pool ? pool_size(s->calls->pool) - pool_available(s->calls->pool) : 0);
 }
 
+/* IPv6 in the tunnel: only with an ipv6-prefix-pool. */
+static void
+render_ipv6(FILE *f, const struct metrics_env *s)
+{
+	const struct pool6 *p6 = s->calls->pool6;
+	struct nd_stats st = { 0 };
+	const struct call *c;
+	unsigned up = 0;
+
+	if (p6 == NULL)
+		return;
+	if (s->calls->nd != NULL)
+		nd_stats(s->calls->nd, &st);
+	TAILQ_FOREACH(c, &s->calls->list, s_entry)
+		up += c->ifname6[0] != '\0';
+	sample(f, "pptpd_ipv6_prefixes", "gauge", "/64s in the IPv6 prefix pool "
+	    "(ipv6-prefix-pool).", pool6_size(p6));
+	sample(f, "pptpd_ipv6_prefixes_in_use", "gauge", "/64s held by calls.",
+	    pool6_size(p6) - pool6_available(p6));
+	sample(f, "pptpd_ipv6_sessions_up", "gauge", "Sessions whose IPV6CP is "
+	    "up: their /64 routed and advertised.", up);
+	sample(f, "pptpd_ipv6_router_advertisements_total", "counter", "Router "
+	    "Advertisements sent to sessions.", (unsigned long long)st.ras_sent);
+	family(f, "pptpd_ipv6_router_solicitations_total", "counter", "Router "
+	    "Solicitations from sessions, by what became of them.");
+	fprintf(f, "pptpd_ipv6_router_solicitations_total{result=\"valid\"} "
+	    "%llu\n", (unsigned long long)st.rs_received);
+	fprintf(f, "pptpd_ipv6_router_solicitations_total{result=\"dropped\"} "
+	    "%llu\n", (unsigned long long)st.rs_dropped);
+}
+
 static void
 render_gre(FILE *f, const struct metrics_env *s)
 {
@@ -343,6 +376,7 @@ metrics_render(const struct metrics_env *s, size_t *len)
 	render_sessions(f, s);
 	render_calls(f, s);
 	render_gre(f, s);
+	render_ipv6(f, s);
 	if (s->conf->metrics_per_session)
 		render_per_session(f, s);
 	render_process(f);

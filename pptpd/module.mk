@@ -5,9 +5,10 @@ PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 # The metrics endpoint (pptpd/metrics.c) and sd_notify (pptpd/notify.c);
 # MD5 and HMAC-MD5 for RADIUS Disconnect-Requests (pptpd/radius.c).
 # libbpf: the kernel path's GRE guard (pptpd/kguard.c). libnftables: TCP
-# MSS clamping's table (pptpd/mss.c).
+# MSS clamping's table (pptpd/mss.c). libmnl: the IPv6 sessions' routes
+# (pptpd/nd.c).
 PPTPD_LIBS := gre/libgre.a proto/libproto.a common/libcommon.a \
-	-lmicrohttpd -lsystemd -lcrypto -lbpf -lnftables
+	-lmicrohttpd -lsystemd -lcrypto -lbpf -lnftables -lmnl
 
 pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a proto/libproto.a common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) $(PPTPD_LIBS)

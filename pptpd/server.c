@@ -20,8 +20,10 @@
 #include "gre/gre.h"
 #include "pptpd/kguard.h"
 #include "pptpd/mss.h"
+#include "pptpd/nd.h"
 #include "proto/msg.h"
 #include "pptpd/pool.h"
+#include "pptpd/pool6.h"
 #include "pptpd/server.h"
 #include "pptpd/shed.h"
 
@@ -369,6 +371,55 @@ server_reload_files(void *arg, char *err, size_t errlen)
 	return rc;
 }
 
+/* IPv6 in the tunnel (ipv6-prefix-pool): the routes and advertisements
+ * (nd.h), made once. Without IPv6 or the privilege for it pptpd says so
+ * and serves IPv4: pppd is then not given +ipv6. */
+static void
+server_nd_open(struct server *s)
+{
+	char why[256];
+
+	if (s->calls.nd != NULL)
+		return;
+	if ((s->calls.nd = nd_open(s->loop, why, sizeof(why))) == NULL)
+		log_msg(LOG_WARNING, "IPv6 in the tunnel off: %s", why);
+}
+
+/* The pool of `spec`, or NULL for none; -1 with err set when it is not
+ * one (conf.c checked it already: only memory can fail). */
+static int
+server_pool6_new(const char *spec, struct pool6 **out, char *err,
+    size_t errlen)
+{
+	*out = NULL;
+	if (spec == NULL)
+		return 0;
+	if ((*out = pool6_new(spec, err, errlen)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* The new IPv6 pool, with every /64 a call holds marked taken; those it
+ * does not hold stay with their calls and are retired when they end. */
+static void
+server_pool6_adopt(struct server *s, struct pool6 *p6)
+{
+	unsigned retired = 0;
+	struct call *c;
+
+	TAILQ_FOREACH(c, &s->calls.list, s_entry)
+		if (c->has_prefix6 && (p6 == NULL || pool6_take(p6, &c->prefix6) < 0))
+			retired++;
+	if (retired > 0)
+		log_msg(LOG_NOTICE, "reload: %u live calls keep IPv6 prefixes the "
+		    "new ipv6-prefix-pool does not hold; each is retired when its "
+		    "call ends", retired);
+	pool6_free(s->calls.pool6);
+	s->calls.pool6 = p6;
+	if (p6 != NULL)
+		server_nd_open(s);
+}
+
 struct server *
 server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 {
@@ -428,6 +479,10 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		    "kernel data path (%s): it drops the kernel's copies itself",
 		    strerror(errno));
 	server_mss_open(s, conf);
+	if (server_pool6_new(conf->ipv6_pool, &s->calls.pool6, err, errlen) < 0)
+		goto fail;
+	if (s->calls.pool6 != NULL)
+		server_nd_open(s);
 	/* Fail now, not at every call: pppd would refuse to start. */
 	if (!conf->noplugin && access(conf->plugin, R_OK) < 0) {
 		snprintf(err, errlen, "pppd plugin %s: %s (set 'plugin PATH', or "
@@ -609,6 +664,8 @@ server_free(struct server *s)
 	}
 	kguard_close(s->calls.guard);
 	mss_close(s->calls.mss);   /* after the calls: their elements go with it */
+	nd_close(s->calls.nd);     /* after the calls, for the same reason */
+	pool6_free(s->calls.pool6);
 	loop_timer_cancel(s->loop, &s->stop_timer);
 	clients_free(s->clients);
 	pool_free(s->calls.pool);
@@ -725,6 +782,7 @@ server_log_changes(const struct conf *a, const struct conf *b)
 	log_change_str("listen", la, lb, &n);
 	log_change_str("localip", a->localip, b->localip, &n);
 	log_change_str("remoteip", a->remoteip, b->remoteip, &n);
+	log_change_str("ipv6-prefix-pool", a->ipv6_pool, b->ipv6_pool, &n);
 	log_change_int("connections", a->connections, b->connections, &n);
 	log_change_int("connections-per-client", a->per_client, b->per_client, &n);
 	log_change_int("calls-per-connection", a->calls_per_conn,
@@ -814,12 +872,23 @@ server_reload(struct server *s, const struct conf *next, char *err,
 		    next->line_localip, perr);
 		return -1;
 	}
+	int same_pool6 = !str_differs(s->conf->ipv6_pool, next->ipv6_pool);
+	struct pool6 *p6 = NULL;
+	if (!same_pool6 && server_pool6_new(next->ipv6_pool, &p6, perr,
+	    sizeof(perr)) < 0) {
+		snprintf(err, errlen, "%s: ipv6-prefix-pool: %s", next->file, perr);
+		pool_free(p);
+		return -1;
+	}
 	/* The last step that can fail, so nothing is applied before it. */
 	if (s->conf->listen.s_addr != next->listen.s_addr &&
 	    server_relisten(s, next->listen, err, errlen) < 0) {
 		pool_free(p);
+		pool6_free(p6);
 		return -1;
 	}
+	if (!same_pool6)
+		server_pool6_adopt(s, p6);
 	if (same_pool) {
 		/* Keep the pool, and the order its free addresses are in. */
 		server_log_changes(s->conf, next);

@@ -62,6 +62,13 @@
  *                                            the client
  *       duration=SECONDS   since IPCP came up
  *
+ *   event=up6    IPV6CP is up (pptpd adds +ipv6 with ipv6-prefix-pool):
+ *       call pid user client ifname   pptpd routes the session's /64 to
+ *                          ifname and advertises it (Router Advertisements)
+ *
+ *   event=down6  IPV6CP went down (session over or renegotiating)
+ *       call pid user client ifname
+ *
  *   event=down_done   every ip-down notifier has returned since "down"
  *       call pid user client   (radius.so's Accounting-Stop among them: it
  *                          was answered or given up on). Between "down"

@@ -39,7 +39,7 @@ test_argv_poptop_form(void **state)
 	free(c.option);
 	c.option = strdup("/etc/ppp/options.pptpd");
 	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
-		ip("198.18.0.2"), 4711, 0, 0, 0, { 0 } };
+		ip("198.18.0.2"), 4711, 0, 0, 0, { 0 }, 0 };
 	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	assert_int_not_equal(argc, -1);
 	assert_null(argv[argc]);
@@ -59,7 +59,7 @@ test_argv_noipparam_no_pool(void **state)
 	c.option = NULL;
 	c.noipparam = 1;
 	struct in_addr any = { .s_addr = INADDR_ANY };
-	struct call_argv_in in = { any, any, ip("203.0.113.9"), 1, 0, 0, 0, { 0 } };
+	struct call_argv_in in = { any, any, ip("203.0.113.9"), 1, 0, 0, 0, { 0 }, 0 };
 	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	join(argv, argc, line, sizeof(line));
 	assert_string_equal(line, "/usr/sbin/pppd local 115200 remotenumber 203.0.113.9");
@@ -73,7 +73,7 @@ test_argv_buffer_too_small(void **state)
 	char *argv[CALL_ARGV_MAX], buf[8];
 	conf_init(&c);
 	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
-		ip("198.18.0.2"), 1, 0, 0, 0, { 0 } };
+		ip("198.18.0.2"), 1, 0, 0, 0, { 0 }, 0 };
 	assert_int_equal(call_pppd_argv(&c, &in, argv, buf, sizeof(buf)), -1);
 	conf_free(&c);
 }
@@ -92,7 +92,7 @@ test_argv_plugin_options(void **state)
 	c.logwtmp = 1;
 	struct in_addr any = { .s_addr = INADDR_ANY };
 	struct call_argv_in in = { any, ip("198.19.0.10"), ip("198.18.0.2"), 4711,
-		1, 0, 0, { 0 } };
+		1, 0, 0, { 0 }, 0 };
 	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	join(argv, argc, line, sizeof(line));
 	assert_string_equal(line, "/usr/sbin/pppd local 115200 :198.19.0.10 "
@@ -115,7 +115,7 @@ test_argv_kernel_path(void **state)
 	c.plugin = strdup("/lib/pptpd/pptpd-policy.so");
 	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
 		ip("198.18.0.2"), 4711, 1, 1, 33,
-		ip("198.18.0.1") };
+		ip("198.18.0.1"), 0 };
 	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	assert_int_not_equal(argc, -1);
 	join(argv, argc, line, sizeof(line));
@@ -124,6 +124,30 @@ test_argv_kernel_path(void **state)
 	    "plugin /lib/pptpd/pptpd-policy.so pptpd-report-fd 4 "
 	    "pptpd-call 4711 pptpd-client 198.18.0.2 "
 	    "pptpd-kernel 4711,33,198.18.0.1,198.18.0.2 pptpd-kernel-fd 3");
+	conf_free(&c);
+}
+
+/* With an IPv6 pool the session holds a /64: pppd is given +ipv6 (last,
+ * after the kernel channel's options, which pppd then looks options up
+ * in too), on either path. */
+static void
+test_argv_ipv6(void **state)
+{
+	struct conf c;
+	char *argv[CALL_ARGV_MAX], buf[256], line[1024];
+	conf_init(&c);
+	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
+		ip("198.18.0.2"), 4711, 1, 1, 33, ip("198.18.0.1"), 1 };
+	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	assert_int_not_equal(argc, -1);
+	assert_string_equal(argv[argc - 1], "+ipv6");
+	in.kernel = 0;
+	argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	assert_string_equal(argv[argc - 1], "+ipv6");
+	in.ipv6 = 0;
+	argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	join(argv, argc, line, sizeof(line));
+	assert_null(strstr(line, "ipv6"));
 	conf_free(&c);
 }
 
@@ -136,6 +160,7 @@ main(void)
 		cmocka_unit_test(test_argv_buffer_too_small),
 		cmocka_unit_test(test_argv_plugin_options),
 		cmocka_unit_test(test_argv_kernel_path),
+		cmocka_unit_test(test_argv_ipv6),
 	};
 	return cmocka_run_group_tests_name("call", tests, NULL, NULL);
 }

@@ -693,6 +693,21 @@ test_system_file(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* ipv6-prefix-pool: checked at its line by pool6.c, kept as written. */
+static void
+test_ipv6_pool(void **state)
+{
+	struct fx *fx = *state;
+	expect_ok(fx, "ipv6-prefix-pool 2001:db8:100::/56\n");
+	assert_string_equal(fx->c.ipv6_pool, "2001:db8:100::/56");
+	expect_err(fx, "\nipv6-prefix-pool 2001:db8:100::1/56\n", 2,
+	    "ipv6-prefix-pool: bits set beyond the prefix length /56");
+	expect_err(fx, "ipv6-prefix-pool 198.19.0.0/24\n", 1,
+	    "ipv6-prefix-pool: '198.19.0.0' is not an IPv6 address");
+	expect_err(fx, "ipv6-prefix-pool 2001:db8:100::\n", 1,
+	    "ipv6-prefix-pool: want PREFIX/LENGTH, e.g. 2001:db8:100::/56");
+}
+
 int
 main(void)
 {
@@ -707,6 +722,7 @@ main(void)
 		T(test_unknown_keys),
 		T(test_arity),
 		T(test_pool_errors),
+		T(test_ipv6_pool),
 		T(test_pool_with_previous_values),
 		T(test_ignored_keys),
 		T(test_first_wins),
