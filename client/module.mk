@@ -20,8 +20,8 @@ client/pptp-echo: $(ECHO_OBJ) common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(ECHO_OBJ) common/libcommon.a
 
 # Benchmarks: MPPE alone, and the whole send path per packet on one core.
-client/bench_mppe: client/bench_mppe.o client/libppp.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $< client/libppp.a -lcrypto
+client/bench_mppe: client/bench_mppe.o client/libppp.a proto/libproto.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $< client/libppp.a proto/libproto.a -lcrypto
 client/bench_load: client/bench_load.o client/grelink.o client/ipudp.o client/libppp.a proto/libproto.a common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $< client/grelink.o client/ipudp.o client/libppp.a $(CLIENT_LIBS)
 bench-mppe: client/bench_mppe

@@ -16,6 +16,7 @@
 #include "client/ipv6cp.h"
 #include "client/lcp.h"
 #include "client/mppe.h"
+#include "proto/ra.h"
 
 #define PPP_ADDRESS      0xFF
 #define PPP_CONTROL      0x03
@@ -42,6 +43,10 @@ struct ppp {
 	struct ipv6cp ipv6cp;
 	struct mppe *mppe;
 	struct ppp_stats stats;
+	/* The global IPv6 address formed from the server's Router
+	 * Advertisement (its /64 and our IPV6CP interface identifier). */
+	struct in6_addr ra_addr;
+	int have_ra_addr;
 	struct ppp_facts facts;
 	uint64_t now;
 	enum ppp_reason reason;
@@ -463,6 +468,44 @@ static void input_ip(struct ppp *p, const uint8_t *ip, size_t len)
 	p->ops->ip_input(p->arg, ip, len);
 }
 
+/* An IPv6 datagram: only a Router Advertisement is looked at (this
+ * client has no IPv6 stack): a /64 with the A flag gives the address
+ * SLAAC would form with our IPV6CP identifier (RFC 4862 5.5.3), and the
+ * step "ra" in the report. Everything else is dropped. */
+#define IP6_HDR_LEN     40
+#define IP6_NEXT_ICMP6  58
+static void input_ipv6(struct ppp *p, const uint8_t *d, size_t len)
+{
+	struct ra_info ri;
+	unsigned life;
+	uint32_t valid, preferred;
+
+	/* IPV6CP open is enough: the server advertises as soon as it is,
+	 * before IPCP (and so the link) may be up. */
+	if (p->ipv6cp.fsm.state != FSM_OPENED || len < IP6_HDR_LEN ||
+	    (d[0] >> 4) != 6 ||
+	    d[6] != IP6_NEXT_ICMP6 || d[7] != RA_HOP_LIMIT_LINK ||
+	    be16_get(d + 4) != len - IP6_HDR_LEN)
+		return;
+	if (ra_parse(d + IP6_HDR_LEN, len - IP6_HDR_LEN, &ri, &life, &valid,
+	    &preferred) < 0 || ri.prefix_len != 64 || preferred == 0)
+		return;
+	memcpy(p->ra_addr.s6_addr, ri.prefix.s6_addr, 8);
+	memcpy(p->ra_addr.s6_addr + 8, p->ipv6cp.iid, 8);
+	int first = !p->have_ra_addr;
+	p->have_ra_addr = 1;   /* before the step: it asks for the address */
+	if (first && p->ops->step)
+		p->ops->step(p->arg, "ra");
+}
+
+int ppp_ipv6_address(const struct ppp *p, struct in6_addr *out)
+{
+	if (!p->have_ra_addr)
+		return -1;
+	*out = p->ra_addr;
+	return 0;
+}
+
 static void input_mppe(struct ppp *p, const uint8_t *d, size_t len)
 {
 	uint8_t out[PPP_RX_MAX];
@@ -500,6 +543,8 @@ static void input_mppe(struct ppp *p, const uint8_t *d, size_t len)
 	}
 	if (proto == PPP_IP)
 		input_ip(p, out + n, olen - n);
+	else if (proto == PPP_IPV6)
+		input_ipv6(p, out + n, olen - n);
 }
 
 /* LCP Protocol-Reject of one of our NCPs ends that NCP (RXJ-). */
@@ -638,6 +683,8 @@ static void dispatch(struct ppp *p, uint16_t proto, const uint8_t *d,
 			input_ip(p, d, len);
 		return;
 	case PPP_IPV6:
+		if (!p->mppe)
+			input_ipv6(p, d, len);
 		return;
 	}
 	reject_proto(p, proto, d, len);

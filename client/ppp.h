@@ -134,6 +134,10 @@ void ppp_close(struct ppp *ppp, uint64_t now_ms);
 #define PPP_PEER_MSG_MAX 48
 const char *ppp_peer_message(const struct ppp *ppp);
 
+/* The global IPv6 address formed from the server's Router Advertisement
+ * (its /64, our IPV6CP identifier): 0 and *out set, or -1 when none came. */
+int ppp_ipv6_address(const struct ppp *ppp, struct in6_addr *out);
+
 /* Counters for the summary. */
 struct ppp_stats {
 	uint64_t bad_frames;     /* unparseable or unknown protocol */

@@ -239,6 +239,11 @@ static void json_session(FILE *f, const struct report_run *r,
 			inet_ntop(AF_INET, &s->facts.dns[0], b, sizeof(b));
 			fprintf(f, ", \"dns\": \"%s\"", b);
 		}
+		if (s->have_ipv6) {
+			char v6[INET6_ADDRSTRLEN];
+			inet_ntop(AF_INET6, &s->ipv6, v6, sizeof(v6));
+			fprintf(f, ", \"ipv6\": \"%s\"", v6);
+		}
 	}
 	/* the control messages the server sent: SCCRP and OCRP (connected),
 	 * the Call-Disconnect-Notify with its codes, StopCCRP */

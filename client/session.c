@@ -19,7 +19,7 @@
 #define GRE_FIRST_SEQ_LINUX   1
 
 static const char *const steps[SESSION_STEPS] = {
-	"lcp", "auth", "ccp", "ipcp", "ipv6cp", "renegotiate", "reauth" };
+	"lcp", "auth", "ccp", "ipcp", "ipv6cp", "renegotiate", "reauth", "ra" };
 
 const char *session_step_name(unsigned i)
 {
@@ -241,6 +241,8 @@ static void ppp_step(void *arg, const char *step)
 	for (unsigned i = 0; i < SESSION_STEPS; i++)
 		if (strcmp(step, steps[i]) == 0 && s->t_step_ns[i] == 0)
 			s->t_step_ns[i] = clock_ns();
+	if (strcmp(step, "ra") == 0 && ppp_ipv6_address(s->ppp, &s->ipv6) == 0)
+		s->have_ipv6 = 1;
 	/* Windows sends Set-Link-Info again once authenticated */
 	if (strcmp(step, "auth") == 0 && s->env->profile == CTRL_PROFILE_WINDOWS)
 		ctrl_send_sli(&s->ctrl);

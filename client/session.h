@@ -67,7 +67,7 @@ struct session_env {
 #define SESSION_CLOSE_MS   4000
 /* The steps timed per session: lcp, auth, ccp, ipcp, ipv6cp, and after an
  * LCP renegotiation renegotiate and reauth (session_step_name()). */
-#define SESSION_STEPS      7
+#define SESSION_STEPS      8
 
 struct session {
 	int kind;                    /* EPK_SESSION */
@@ -87,6 +87,10 @@ struct session {
 	struct grecall gre;
 	struct ppp *ppp;
 	struct ppp_facts facts;
+	/* The IPv6 address the server's Router Advertisement gave (step
+	 * "ra"), kept for the report. */
+	struct in6_addr ipv6;
+	int have_ipv6;
 	struct timer timer;
 	uint64_t t_start_ns, t_up_ns, t_end_ns;
 	uint64_t t_step_ns[SESSION_STEPS];   /* session_step_name() */

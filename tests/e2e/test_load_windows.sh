@@ -41,8 +41,12 @@ user eve   require-128 stateful
 user frank require stateless
 user grace require-128
 EOF
+# With an IPv6 pool: Windows asks IPV6CP on every call, and the server's
+# Router Advertisement reaches the client (pptp-load forms the address
+# SLAAC would; it has no IPv6 stack to ping with).
 SERVER_PPPD_OPTS="ms-dns $DNS1" write_server_conf \
-	"plugin $E2E_ROOT/plugin/pptpd-policy.so" "peers $E2E_DIR/pptpd-peers"
+	"plugin $E2E_ROOT/plugin/pptpd-policy.so" "peers $E2E_DIR/pptpd-peers" \
+	"ipv6-prefix-pool 2001:db8:100::/56"
 server_start "$PPTPD"
 ip netns exec "$NS_SRV" "$ECHO" --port 9000 >"$E2E_DIR/echo.log" 2>&1 &
 
@@ -142,6 +146,9 @@ jchecks "$J" \
 	"windows: step auth (MS-CHAPv2) done" '"auth" in s["steps_ms"]' \
 	"windows: step ccp done" '"ccp" in s["steps_ms"]' \
 	"windows: step ipcp done" '"ipcp" in s["steps_ms"]' \
+	"windows: step ipv6cp done" '"ipv6cp" in s["steps_ms"]' \
+	"windows: a Router Advertisement gave an address in 2001:db8:100::/56" \
+		'("ra" in s["steps_ms"] and s.get("ipv6", "").startswith("2001:db8:100:"), s.get("ipv6"))' \
 	"windows: the session came up" 'j["up"] == 1' \
 	"windows: MPPE 128-bit stateless (client)" \
 		's["mppe_bits"] == 128 and not s["mppe_stateful"]' \

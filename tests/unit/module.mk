@@ -8,8 +8,8 @@ UNIT_CFLAGS = $(ALL_CFLAGS) -Wno-unused-parameter
 
 $(UNIT_DAEMON): tests/unit/test_%: tests/unit/test_%.c $(PPTPD_LIBOBJ) gre/libgre.a proto/libproto.a common/libcommon.a .build-flags
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(PPTPD_LIBOBJ) $(PPTPD_LIBS) $(ALL_LDFLAGS) -lcmocka
-$(UNIT_PPP): tests/unit/test_%: tests/unit/test_%.c client/libppp.a .build-flags
-	$(CC) $(UNIT_CFLAGS) -o $@ $< client/libppp.a $(ALL_LDFLAGS) -lcrypto -lcmocka
+$(UNIT_PPP): tests/unit/test_%: tests/unit/test_%.c client/libppp.a proto/libproto.a .build-flags
+	$(CC) $(UNIT_CFLAGS) -o $@ $< client/libppp.a proto/libproto.a $(ALL_LDFLAGS) -lcrypto -lcmocka
 $(UNIT_LOAD): tests/unit/test_%: tests/unit/test_%.c $(LOAD_TEST_OBJ) proto/libproto.a common/libcommon.a .build-flags
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(LOAD_TEST_OBJ) proto/libproto.a common/libcommon.a $(ALL_LDFLAGS) -lcmocka
 

@@ -19,6 +19,8 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
+#include "proto/ra.h"
+
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/md5.h>
 
@@ -151,9 +153,16 @@ static void cb_down(void *arg, enum ppp_reason r)
 	down_reason = r;
 }
 
+/* What ppp_ipv6_address() said when the step "ra" was reported: the
+ * session asks for the address right then (client/session.c). */
+static int ra_addr_at_step = -2;
+
 static void cb_step(void *arg, const char *s)
 {
+	struct in6_addr a;
 	(void)arg;
+	if (strcmp(s, "ra") == 0)
+		ra_addr_at_step = ppp_ipv6_address(C, &a);
 	if (strlen(steps) + strlen(s) + 2 > sizeof(steps))
 		return;
 	strcat(steps, s);
@@ -545,8 +554,10 @@ static void srv_input(const uint8_t *f, size_t len)
 	}
 }
 
-/* Encrypt (when MPPE is up) and queue one datagram to the client. */
-static void srv_send_ip(const uint8_t *ip, size_t len, int deliver)
+/* Encrypt (when MPPE is up) and queue one datagram of `proto` (0x0021
+ * IPv4, 0x0057 IPv6) to the client. */
+static void srv_send_proto(uint16_t proto, const uint8_t *ip, size_t len,
+    int deliver)
 {
 	uint8_t f[2048], plain[1600];
 
@@ -555,17 +566,22 @@ static void srv_send_ip(const uint8_t *ip, size_t len, int deliver)
 	if (S.mppe) {
 		f[2] = 0x00;
 		f[3] = 0xFD;
-		plain[0] = 0x00;
-		plain[1] = 0x21;
+		plain[0] = (uint8_t)(proto >> 8);
+		plain[1] = (uint8_t)proto;
 		memcpy(plain + 2, ip, len);
 		len = mppe_encrypt(S.mppe, plain, len + 2, f + 4);
 	} else {
-		f[2] = 0x00;
-		f[3] = 0x21;
+		f[2] = (uint8_t)(proto >> 8);
+		f[3] = (uint8_t)proto;
 		memcpy(f + 4, ip, len);
 	}
 	if (deliver)
 		q_push(&s2c, f, len + 4);
+}
+
+static void srv_send_ip(const uint8_t *ip, size_t len, int deliver)
+{
+	srv_send_proto(0x0021, ip, len, deliver);
 }
 
 /* Deliver frames both ways until nothing moves. */
@@ -1185,6 +1201,54 @@ static void test_ccp_without_mppe(void **state)
 	ip_both_ways(9);
 }
 
+/* The server's Router Advertisement in an IPv6 datagram to ff02::1
+ * (hop limit `hops`) with the /64 2001:db8:100:2a::. */
+static size_t ra_datagram(uint8_t *d, uint8_t hops)
+{
+	struct ra_info ri = { .prefix_len = 64, .mtu = 1396 };
+	inet_pton(AF_INET6, "2001:db8:100:2a::", &ri.prefix);
+	int n = ra_build(&ri, d + 40, 1500 - 40);
+	assert_true(n > 0);
+	memset(d, 0, 40);
+	d[0] = 0x60;
+	d[4] = (uint8_t)(n >> 8);
+	d[5] = (uint8_t)n;
+	d[6] = 58;   /* ICMPv6 */
+	d[7] = hops;
+	d[8] = 0xfe;
+	d[9] = 0x80;
+	d[24] = 0xff;
+	d[25] = 0x02;
+	d[39] = 1;
+	return 40 + (size_t)n;
+}
+
+/* pptp-load has no IPv6 stack, but takes the server's Router
+ * Advertisement: the address SLAAC forms from the /64 and its IPV6CP
+ * identifier, and the step "ra". One forwarded (hop limit not 255) is
+ * not believed. */
+static void test_router_advertisement(void **state)
+{
+	struct ppp_config c = cfg_windows();
+	struct in6_addr a;
+	uint8_t d[1500], want[8] = { 0x20, 0x01, 0x0d, 0xb8, 0x01, 0x00, 0x00, 0x2a };
+
+	(void)state;
+	start_up(&c);
+	assert_int_equal(ppp_ipv6_address(C, &a), -1);
+	srv_send_proto(0x0057, d, ra_datagram(d, 64), 1);
+	pump();
+	assert_int_equal(ppp_ipv6_address(C, &a), -1);
+	assert_null(strstr(steps, "ra "));
+	srv_send_proto(0x0057, d, ra_datagram(d, 255), 1);
+	pump();
+	assert_int_equal(ppp_ipv6_address(C, &a), 0);
+	assert_memory_equal(a.s6_addr, want, sizeof(want));
+	assert_non_null(strstr(steps, "ra "));
+	assert_int_equal(ra_addr_at_step, 0);
+	ip_both_ways(11);   /* IPv4 unaffected */
+}
+
 /* While the link is back in Establish, no datagram goes out. */
 static void test_no_ip_while_renegotiating(void **state)
 {
@@ -1239,6 +1303,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_ip_while_renegotiating, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ccp_without_mppe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_router_advertisement, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
