@@ -553,6 +553,14 @@ decide(void)
 		inet_ntop(AF_INET, &a, ip, sizeof(ip));
 		report_add(&b, "framed_ip", ip);
 	}
+	if (radius_policy_prefix6() != NULL) {
+		/* pptpd routes and advertises this /64 instead of its pool's,
+		 * once it has checked it is nobody else's. */
+		char p6[INET6_ADDRSTRLEN + 4];
+		inet_ntop(AF_INET6, radius_policy_prefix6(), p6, INET6_ADDRSTRLEN);
+		strcat(p6, "/64");
+		report_add(&b, "framed_ipv6_prefix", p6);
+	}
 	if (radius_policy_port_limit()) {
 		char n[16];
 		snprintf(n, sizeof(n), "%u", (unsigned)radius_policy_port_limit());

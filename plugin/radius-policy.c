@@ -59,6 +59,12 @@
 #define RAD_VENDOR_MICROSOFT      311
 #define RAD_FRAMED_IP_ADDRESS     8
 #define RAD_PORT_LIMIT            62      /* RFC 2865 5.42 */
+/* RFC 3162 2.3: reserved octet, prefix length, then the prefix's octets
+ * (as radius.so keeps an ipv6prefix: the raw value in strvalue, its
+ * length in lvalue). Only a /64 is taken: a session's prefix is one. */
+#define RAD_FRAMED_IPV6_PREFIX    97
+#define RAD_IPV6_PREFIX_HDR       2
+#define RAD_IPV6_SESSION_LEN      64
 #define RAD_MS_MPPE_ENC_POLICY    7
 #define RAD_MS_MPPE_ENC_TYPES     8
 #define RAD_MS_MPPE_SEND_KEY      16
@@ -107,6 +113,8 @@ struct rad_got {
 	uint32_t policy, types;
 	uint32_t framed_ip;            /* network order, 0: none */
 	uint32_t port_limit;           /* Port-Limit, 0: none */
+	int      have_prefix6;         /* Framed-IPv6-Prefix, a /64 */
+	uint8_t  prefix6[16];
 	int      send_key, recv_key;
 	char     user[MAXNAMELEN];     /* the name it accepted */
 };
@@ -147,6 +155,28 @@ keep_mppe_keys(struct rad_value_pair *list)
 	last->next = vp;
 }
 
+/* Framed-IPv6-Prefix: a /64 whose octets all came (8 or more; the rest of
+ * the 16 are zero). Anything else is not a session's prefix: ignored,
+ * said in pppd's log. */
+static void
+take_prefix6(const struct rad_value_pair *vp)
+{
+	size_t n = vp->lvalue;
+
+	if (n < RAD_IPV6_PREFIX_HDR + 8 || n > RAD_IPV6_PREFIX_HDR + 16 ||
+	    vp->strvalue[1] != RAD_IPV6_SESSION_LEN) {
+		warn(PLUGIN ": Framed-IPv6-Prefix of %u octets, length /%u: "
+		    "ignored (a session's prefix is a /64)", (unsigned)n,
+		    n >= RAD_IPV6_PREFIX_HDR ? vp->strvalue[1] : 0);
+		return;
+	}
+	memset(got.prefix6, 0, sizeof(got.prefix6));
+	memcpy(got.prefix6, vp->strvalue + RAD_IPV6_PREFIX_HDR,
+	    n - RAD_IPV6_PREFIX_HDR);
+	memset(got.prefix6 + 8, 0, 8);   /* a /64: no host bits */
+	got.have_prefix6 = 1;
+}
+
 static void
 attributes_hook(struct rad_value_pair *list)
 {
@@ -181,6 +211,9 @@ attributes_hook(struct rad_value_pair *list)
 		else if (vp->vendorcode == RAD_VENDOR_NONE &&
 		    vp->attribute == RAD_PORT_LIMIT && got.port_limit == 0)
 			got.port_limit = vp->lvalue;
+		else if (vp->vendorcode == RAD_VENDOR_NONE &&
+		    vp->attribute == RAD_FRAMED_IPV6_PREFIX && !got.have_prefix6)
+			take_prefix6(vp);
 	}
 	if (got.send_key && got.recv_key && !got.have_policy)
 		keep_mppe_keys(list);
@@ -352,6 +385,12 @@ uint32_t
 radius_policy_framed_ip(void)
 {
 	return got.framed_ip;
+}
+
+const uint8_t *
+radius_policy_prefix6(void)
+{
+	return got.have_prefix6 ? got.prefix6 : NULL;
 }
 
 uint32_t

@@ -63,6 +63,9 @@ int  radius_mppe_translate(uint32_t policy, int have_types, uint32_t types,
 const char *radius_policy_session_id(void);
 /* Framed-IP-Address RADIUS assigned (network order), 0 if none. */
 uint32_t radius_policy_framed_ip(void);
+/* Framed-IPv6-Prefix (RFC 3162) RADIUS assigned: the session's /64's 16
+ * octets, or NULL if none (or not a /64). */
+const uint8_t *radius_policy_prefix6(void);
 /* Port-Limit (RFC 2865 5.42) RADIUS sent for this user: the sessions it
  * may hold at once (pptpd enforces it, as sessions-per-user); 0 if none. */
 uint32_t radius_policy_port_limit(void);

@@ -1377,6 +1377,35 @@ main(int argc, char **argv)
 		    field_is(m, "session_limit", "2"));
 	}
 
+	fprintf(stderr, "== RADIUS: Framed-IPv6-Prefix, a /64 and not one\n");
+	{
+		static const struct rad_attr a[] = {
+			{ RAD_MICROSOFT, 7, 2 }, { RAD_MICROSOFT, 8, 4 },
+			{ RAD_NONE, 97, 10 },
+		};
+		static const unsigned char p64[] = { 0, 64, 0x20, 0x01, 0x0d,
+			0xb8, 0x02, 0x00, 0x00, 0x05 };
+		static const unsigned char p56[] = { 0, 56, 0x20, 0x01, 0x0d,
+			0xb8, 0x02, 0x00, 0x00 };
+		struct rad_vp *r;
+		drain_reports();
+		r = fake_reply_of(a, 3);
+		memcpy(r[2].strvalue, p64, sizeof(p64));
+		CHECK(radius_session("frank", "198.18.7.1", r) == 1);
+		m = next_report();
+		CHECK(field_is(m, "event", "auth") &&
+		    field_is(m, "framed_ipv6_prefix", "2001:db8:200:5::/64"));
+		drain_reports();
+		r = fake_reply_of(a, 3);
+		r[2].lvalue = sizeof(p56);
+		memcpy(r[2].strvalue, p56, sizeof(p56));
+		CHECK(radius_session("frank", "198.18.7.1", r) == 1);
+		m = next_report();
+		CHECK(m && report_get(m, "framed_ipv6_prefix") == NULL);
+		CHECK(strstr(logbuf, "Framed-IPv6-Prefix of 9 octets, length /56: "
+		    "ignored") != NULL);
+	}
+
 	fprintf(stderr, "== RADIUS: a pptpd-peers rule wins\n");
 	{
 		static const struct rad_attr a[] = { { RAD_MICROSOFT, 7, 1 } };

@@ -1155,6 +1155,57 @@ call_claim_address(struct call *c, const char *ip)
 	return 0;
 }
 
+/* RADIUS' Framed-IPv6-Prefix (a /64, "P/64" in the "auth" report): the
+ * session's /64 instead of the pool's pick, as for Framed-IP-Address:
+ * taken from the pool when the pool holds it (the pick goes back), the
+ * call hung up when another call holds it. Without a pool of our own
+ * IPv6 is off (pppd has no +ipv6): said, and ignored. -1 when hung up. */
+static int
+call_claim_prefix6(struct call *c, const char *text)
+{
+	char buf[INET6_ADDRSTRLEN + 4], *slash;
+	struct in6_addr p;
+	struct call *o;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	if ((slash = strchr(buf, '/')) == NULL || strcmp(slash, "/64") != 0 ||
+	    (*slash = '\0', inet_pton(AF_INET6, buf, &p)) != 1) {
+		log_msg(LOG_WARNING, "call %u/%u: user %s: Framed-IPv6-Prefix "
+		    "'%.48s' in pppd %d's report is not a /64: ignored", c->id,
+		    c->peer_id, c->user, text, (int)c->pid);
+		return 0;
+	}
+	if (!c->has_prefix6) {
+		log_msg(LOG_INFO, "call %u/%u: user %s: Framed-IPv6-Prefix %s "
+		    "ignored: IPv6 is off (no ipv6-prefix-pool, or none free)",
+		    c->id, c->peer_id, c->user, text);
+		return 0;
+	}
+	if (memcmp(&p, &c->prefix6, sizeof(p)) == 0)
+		return 0;
+	TAILQ_FOREACH(o, &c->calls->list, s_entry)
+		if (o != c && o->has_prefix6 &&
+		    memcmp(&o->prefix6, &p, sizeof(p)) == 0) {
+			log_msg(LOG_WARNING, "call %u/%u: user %s was given IPv6 %s, "
+			    "which call %u/%u (user %s) holds: hanging up", c->id,
+			    c->peer_id, c->user, text, o->id, o->peer_id,
+			    o->user[0] ? o->user : "-");
+			call_hangup(c, PPTP_CDN_ADMIN_SHUTDOWN, REPORT_CAUSE_NONE,
+			    "IPv6 prefix in use");
+			return -1;
+		}
+	if (c->calls->pool6 != NULL) {
+		pool6_release(c->calls->pool6, &c->prefix6);
+		/* Outside the pool: the session holds it all the same; the
+		 * release at its end changes nothing (pool6_release). */
+		pool6_take(c->calls->pool6, &p);
+	}
+	c->prefix6 = p;
+	log_msg(LOG_INFO, "call %u/%u: user %s: IPv6 %s from RADIUS "
+	    "(Framed-IPv6-Prefix)", c->id, c->peer_id, c->user, text);
+	return 0;
+}
+
 /* The plugin reports policies "require-128" and "require" (pptpd-peers(5)),
  * and the key strength "none" for a session without MPPE. */
 #define CALL_POLICY_REQUIRE "require"
@@ -1284,8 +1335,11 @@ call_log_session(struct call *c, const struct report_msg *m)
 		if (call_check_user_limit(c, m, peer) < 0)
 			return;
 		/* RADIUS' Framed-IP-Address: claimed before IPCP gives it out. */
-		if (report_get(m, "framed_ip") != NULL)
-			call_claim_address(c, report_get(m, "framed_ip"));
+		if (report_get(m, "framed_ip") != NULL &&
+		    call_claim_address(c, report_get(m, "framed_ip")) < 0)
+			return;
+		if (report_get(m, "framed_ipv6_prefix") != NULL)
+			call_claim_prefix6(c, report_get(m, "framed_ipv6_prefix"));
 	} else if (strcmp(m->event, "up") == 0) {
 		snprintf(c->user, sizeof(c->user), "%s", call_fact(m, "user"));
 		snprintf(c->mppe, sizeof(c->mppe), "%s", call_fact(m, "mppe"));

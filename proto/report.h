@@ -42,6 +42,9 @@
  *       framed_ip=ADDR   (opt) RADIUS' Framed-IP-Address: pppd will give
  *                        the peer this address, not the one pptpd put on
  *                        its command line
+ *       framed_ipv6_prefix=P/64  (opt) RADIUS' Framed-IPv6-Prefix: pptpd
+ *                        routes and advertises this /64 (ipv6-prefix-pool
+ *                        on) instead of its pool's
  *       session_limit=N  (opt) RADIUS' Port-Limit: the sessions this user
  *                        may hold at once; pptpd applies it instead of
  *                        sessions-per-user

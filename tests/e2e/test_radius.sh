@@ -49,6 +49,8 @@ frank	Cleartext-Password := "frankpass"
 	Session-Timeout := 5
 eve	Cleartext-Password := "evepass"
 	Idle-Timeout := 5
+ivan	Cleartext-Password := "ivanpass"
+	Framed-IPv6-Prefix := 2001:db8:200:5::/64
 EOF
 freeradius_conf "$E2E_DIR/users"
 # dave: no MPPE attributes at all (mschap adds its own unless the reply
@@ -62,13 +64,14 @@ SERVER_PPPD_OPTS="plugin radius.so
 radius-config-file $E2E_DIR/radius/radiusclient.conf
 avpair NAS-IP-Address=$SERVER_IP"
 printf 'user erin allow\n' >"$E2E_DIR/pptpd-peers"
-write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100"
+write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100" \
+	"ipv6-prefix-pool 2001:db8:100::/56"
 server_start
 
-# dial NAME NS USER PASS MPPE_OPT: a client; sets STATE (up|gone|timeout),
-# MPPE_C (128, 40, none) and IP (its tunnel address).
+# dial NAME NS USER PASS MPPE_OPT [PPPD_OPT]: a client; sets STATE
+# (up|gone|timeout), MPPE_C (128, 40, none) and IP (its tunnel address).
 dial() {
-	local name=$1 ns=$2 user=$3 pass=$4 mppeopt=$5
+	local name=$1 ns=$2 user=$3 pass=$4 mppeopt=$5 extra=${6:-noipv6}
 	local dir=$E2E_DIR/clients/$name pid line i
 	rm -rf "$dir"
 	mkdir -p "$dir/pptp-run"
@@ -80,7 +83,7 @@ dial() {
 		pppd pty "pptp $SERVER_IP --nolaunchpppd" \
 		name "$user" user "$user" password "$pass" remotename pptpd \
 		refuse-pap refuse-chap refuse-mschap refuse-eap \
-		"$mppeopt" nobsdcomp nodeflate novj novjccomp \
+		"$mppeopt" "$extra" nobsdcomp nodeflate novj novjccomp \
 		nodefaultroute noauth nodetach lcp-echo-interval 0 lcp-restart 1 \
 		logfile "$dir/pppd.log" debug ipparam "$name" linkname "$name" \
 		</dev/null >"$dir/pppd.out" 2>&1 &
@@ -295,6 +298,27 @@ check "FreeRADIUS got the Accounting-Stop radius.so sent again" \
 	detail_has "Acct-Session-Id = \"$sid2\"" 'Acct-Status-Type = Stop'
 check "pptpd killed no pppd" test "$(count 'killing it')" = "$kills0"
 diag "$(grep -E 'Accounting-Stop|killing it' "$E2E_SERVER_LOG" | tail -n 2)"
+
+# ---- 5. Framed-IPv6-Prefix: ivan's /64 is RADIUS', not the pool's; his
+# client forms its address in it from pptpd's Router Advertisement.
+dial ivan "$NS_CLI2" ivan ivanpass require-mppe-128 +ipv6
+check "ivan is up" test "$STATE" = up
+v6=
+for _ in $(seq 80); do
+	v6=$(ip -n "$NS_CLI2" -6 -o addr show scope global 2>/dev/null |
+		awk '{ sub("/.*", "", $4); print $4; exit }')
+	[ -n "$v6" ] && break
+	e2e_sleep 0.5
+done
+check "ivan's client forms its address in his Framed-IPv6-Prefix 2001:db8:200:5::/64 (got ${v6:-none})" \
+	grep -q '^2001:db8:200:5:' <<<"$v6"
+assert_log_contains "$E2E_SERVER_LOG" 'user ivan: IPv6 2001:db8:200:5::/64 from RADIUS \(Framed-IPv6-Prefix\)' \
+	"pptpd logs ivan's /64 from RADIUS"
+check "pptpd routes it to ivan's ppp interface" \
+	bash -c "ip -n $NS_SRV -6 route show proto 173 | grep -q '^2001:db8:200:5::/64 dev ppp'"
+e0=$(ended)
+client_down ivan
+wait_count ': ended after' "$e0" 20 || true
 
 # ---- 1. FreeRADIUS down: the call is refused, nothing comes up
 freeradius_stop
