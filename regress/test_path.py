@@ -7,9 +7,11 @@ runs, off however it ends) and the ack timing read off the wire
     python3 regress/test_path.py   (ends with "N passed, N failed")
 """
 
+import json
 import os
 import struct
 import sys
+import tempfile
 import unittest
 
 sys.dont_write_bytecode = True
@@ -264,6 +266,61 @@ class PathStream(unittest.TestCase):
         self.acked = measure.ACK_SAMPLES_MIN - 1
         m, _ = self.run_it()
         self.assertIsNone(m["ack_delay"])
+
+    def test_setup_lost_is_run_again_once(self):
+        lost = json.dumps({"intervals": [], "end": {}, "error":
+                           "unable to read from stream socket: Resource "
+                           "temporarily unavailable"})
+        calls = []
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = os.path.join(tmp, "x.json")
+
+            def inner(s, raw_path, settle):
+                calls.append(1)
+                if len(calls) == 1:
+                    with open(raw_path, "w") as f:
+                        f.write(lost)
+                    raise measure.SessionError("iperf3 exited with status 1")
+                return {"throughput": 0.05}, {}
+            self.sess.stream_clean = inner
+            real = measure.Session.stream
+            sess = self.sess
+            sess.stream = lambda s, r, st: real(sess, s, r, st) \
+                if s.get("path") else sess.stream_clean(s, r, st)
+            m, d = sess.stream(self.s, raw, 0.5)
+            self.assertEqual(len(calls), 2)
+            self.assertEqual(d["stream_tries"], 2)
+            # lost twice: the stream's error
+            calls.clear()
+
+            def always_lost(s, raw_path, settle):
+                calls.append(1)
+                with open(raw_path, "w") as f:
+                    f.write(lost)
+                raise measure.SessionError("again")
+            self.sess.stream_clean = always_lost
+            with self.assertRaises(measure.SessionError):
+                sess.stream(self.s, raw, 0.5)
+            self.assertEqual(len(calls), 2)
+
+    def test_other_failures_are_not_run_again(self):
+        self.inner = measure.SessionError("iperf3 hung")
+        with self.assertRaises(measure.SessionError):
+            self.run_it()
+        self.assertEqual([e for e in self.events if e == ("stream", None)],
+                         [("stream", None)])
+
+    def test_setup_lost_is_told_from_other_errors(self):
+        def rep(error, intervals=()):
+            return json.dumps({"intervals": list(intervals), "error": error})
+        self.assertTrue(measure.iperf_setup_lost(rep(
+            "unable to read from stream socket: Resource temporarily "
+            "unavailable")))
+        self.assertFalse(measure.iperf_setup_lost(rep(
+            "unable to read from stream socket", [{"sum": {}}])))
+        self.assertFalse(measure.iperf_setup_lost(rep("control socket "
+                                                      "has closed")))
+        self.assertFalse(measure.iperf_setup_lost("not json"))
 
     def test_off_when_the_stream_fails(self):
         self.inner = measure.SessionError("iperf3 hung")
