@@ -482,8 +482,9 @@ static void input_ipv6(struct ppp *p, const uint8_t *d, size_t len)
 
 	/* IPV6CP open is enough: the server advertises as soon as it is,
 	 * before IPCP (and so the link) may be up. */
+	/* From a link-local source only (RFC 4861 6.1.2). */
 	if (p->ipv6cp.fsm.state != FSM_OPENED || len < IP6_HDR_LEN ||
-	    (d[0] >> 4) != 6 ||
+	    (d[0] >> 4) != 6 || d[8] != 0xfe || (d[9] & 0xc0) != 0x80 ||
 	    d[6] != IP6_NEXT_ICMP6 || d[7] != RA_HOP_LIMIT_LINK ||
 	    be16_get(d + 4) != len - IP6_HDR_LEN)
 		return;

@@ -630,24 +630,12 @@ call_ipv6_down(struct call *c)
 	c->ifname6[0] = '\0';
 }
 
-/* The plugin's "up6": route and advertise the /64 on the interface it
- * names (a report is outside input: a strict interface name only). */
+/* The session's /64 routed to and advertised on `ifname` (checked). */
 static void
-call_ipv6_up(struct call *c, const struct report_msg *m)
+call_ipv6_route(struct call *c, const char *ifname)
 {
-	const char *ifname = report_get(m, "ifname");
 	char why[128], p6[INET6_ADDRSTRLEN + 4];
 
-	if (!c->has_prefix6 || c->calls->nd == NULL)
-		return;
-	call_ipv6_down(c);
-	if (ifname == NULL || strlen(ifname) >= sizeof(c->ifname6) ||
-	    !mss_ifname_ok(ifname)) {
-		log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 not routed: the "
-		    "report names interface '%.32s', not one", c->id, c->peer_id,
-		    c->client_str, c->user[0] ? c->user : "-", ifname ? ifname : "");
-		return;
-	}
 	if (nd_link_up(c->calls->nd, ifname, c->id, &c->prefix6, why,
 	    sizeof(why)) < 0) {
 		log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 not routed: %s",
@@ -660,6 +648,27 @@ call_ipv6_up(struct call *c, const struct report_msg *m)
 	    "advertised", c->id, c->peer_id, c->client_str,
 	    c->user[0] ? c->user : "-", ifname,
 	    call_prefix6_str(c, p6, sizeof(p6)));
+}
+
+/* The plugin's "up6": route and advertise the /64 on the interface it
+ * names (a report is outside input: a strict interface name only, and
+ * nd.c takes only a ppp interface). */
+static void
+call_ipv6_up(struct call *c, const struct report_msg *m)
+{
+	const char *ifname = report_get(m, "ifname");
+
+	if (!c->has_prefix6 || c->calls->nd == NULL)
+		return;
+	call_ipv6_down(c);
+	if (ifname == NULL || strlen(ifname) >= sizeof(c->ifname6) ||
+	    !mss_ifname_ok(ifname)) {
+		log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 not routed: the "
+		    "report names interface '%.32s', not one", c->id, c->peer_id,
+		    c->client_str, c->user[0] ? c->user : "-", ifname ? ifname : "");
+		return;
+	}
+	call_ipv6_route(c, ifname);
 }
 
 /* The kernel carries the call's GRE; the engine drops what its raw socket
@@ -923,7 +932,11 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 	c->state = CALL_ENDING;
 	/* A "down" pppd has sent but we have not read yet counts below. */
 	facts_drain(&c->facts);
-	call_ipv6_down(c);   /* the client hears it while the link is up */
+	/* Withdrawn while pppd still runs: on the kernel path the client
+	 * hears the last advertisement; on the engine path the pty is cut
+	 * below, so it may not get through (the client then learns of the
+	 * end from LCP's). */
+	call_ipv6_down(c);
 	loop_timer_cancel(s->loop, &c->end_timer);
 	loop_timer_cancel(s->loop, &c->hold_timer);
 	struct gre_stats st = { 0 };
@@ -1175,6 +1188,13 @@ call_claim_prefix6(struct call *c, const char *text)
 		    c->peer_id, c->user, text, (int)c->pid);
 		return 0;
 	}
+	if (IN6_IS_ADDR_UNSPECIFIED(&p) || IN6_IS_ADDR_LOOPBACK(&p) ||
+	    IN6_IS_ADDR_LINKLOCAL(&p) || IN6_IS_ADDR_MULTICAST(&p)) {
+		log_msg(LOG_WARNING, "call %u/%u: user %s: Framed-IPv6-Prefix %s "
+		    "is not one to hand out (unspecified, loopback, link-local or "
+		    "multicast): ignored", c->id, c->peer_id, c->user, text);
+		return 0;
+	}
 	if (!c->has_prefix6) {
 		log_msg(LOG_INFO, "call %u/%u: user %s: Framed-IPv6-Prefix %s "
 		    "ignored: IPv6 is off (no ipv6-prefix-pool, or none free)",
@@ -1194,6 +1214,12 @@ call_claim_prefix6(struct call *c, const char *text)
 			    "IPv6 prefix in use");
 			return -1;
 		}
+	/* A new prefix on a link whose IPV6CP is up (a re-authentication):
+	 * the old one is withdrawn and unrouted before it goes back to the
+	 * pool, and the new one announced in its place. */
+	char ifname[sizeof(c->ifname6)];
+	snprintf(ifname, sizeof(ifname), "%s", c->ifname6);
+	call_ipv6_down(c);
 	if (c->calls->pool6 != NULL) {
 		pool6_release(c->calls->pool6, &c->prefix6);
 		/* Outside the pool: the session holds it all the same; the
@@ -1203,6 +1229,8 @@ call_claim_prefix6(struct call *c, const char *text)
 	c->prefix6 = p;
 	log_msg(LOG_INFO, "call %u/%u: user %s: IPv6 %s from RADIUS "
 	    "(Framed-IPv6-Prefix)", c->id, c->peer_id, c->user, text);
+	if (ifname[0] != '\0')
+		call_ipv6_route(c, ifname);
 	return 0;
 }
 

@@ -516,14 +516,16 @@ seen_at(const struct loader *ld, const char *name)
 /* 'peers' and 'logwtmp' are carried out by the plugin: with 'noplugin' they
  * would be dropped without a word (and per-peer require-128 not enforced).
  * 'datapath kernel' too: the plugin is what opens the kernel's channel
- * ('datapath auto' falls back to the engine without it). */
+ * ('datapath auto' falls back to the engine without it); and
+ * 'ipv6-prefix-pool': only the plugin's report says when IPV6CP is up. */
 static int
 check_plugin(struct loader *ld)
 {
-	static const char *const needs[] = { "peers", "logwtmp", "datapath" };
+	static const char *const needs[] = { "peers", "logwtmp", "datapath",
+		"ipv6-prefix-pool" };
 	const struct conf *c = ld->c;
 	int set[] = { c->peers != NULL, c->logwtmp,
-		c->datapath == CONF_DATAPATH_KERNEL };
+		c->datapath == CONF_DATAPATH_KERNEL, c->ipv6_pool != NULL };
 
 	if (!c->noplugin)
 		return 0;

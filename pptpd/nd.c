@@ -14,6 +14,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <netinet/icmp6.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,13 @@ static void
 nd_tick(void *arg)
 {
 	struct nd_link *l = arg;
+	uint64_t now = loop_now(l->nd->loop);
+	/* One answered a Solicitation a moment ago: at most one per
+	 * ND_MIN_DELAY_MS (RFC 4861 6.2.6), so this one waits. */
+	if (l->last_ra_ms != 0 && now < l->last_ra_ms + ND_MIN_DELAY_MS) {
+		loop_timer_set(l->nd->loop, &l->timer, ND_MIN_DELAY_MS, nd_tick, l);
+		return;
+	}
 	nd_send_ra(l, 0);
 	if (l->initial_left > 0)
 		l->initial_left--;
@@ -132,7 +140,8 @@ nd_tick(void *arg)
 	    ND_INITIAL_MS : ND_INTERVAL_MS, nd_tick, l);
 }
 
-/* A route for prefix/64 on ifindex: RTM_NEWROUTE (replacing ours) or
+/* A route for prefix/64 on ifindex: RTM_NEWROUTE (EEXIST when one is
+ * there) or
  * RTM_DELROUTE, answered by the kernel's ack. 0, or -1 with errno. */
 static int
 nd_route(struct nd *n, int type, unsigned ifindex, const struct in6_addr *prefix)
@@ -141,8 +150,11 @@ nd_route(struct nd *n, int type, unsigned ifindex, const struct in6_addr *prefix
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = (uint16_t)type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	/* Never over a route of someone else's: a replace matches any route
+	 * of that destination and metric, whoever made it, and ours would
+	 * then delete it at the session's end. */
 	if (type == RTM_NEWROUTE)
-		nlh->nlmsg_flags |= NLM_F_CREATE | NLM_F_REPLACE;
+		nlh->nlmsg_flags |= NLM_F_CREATE | NLM_F_EXCL;
 	nlh->nlmsg_seq = ++n->nl_seq;
 	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = AF_INET6;
@@ -162,18 +174,33 @@ nd_route(struct nd *n, int type, unsigned ifindex, const struct in6_addr *prefix
 	    NULL, NULL) < 0 ? -1 : 0;
 }
 
+/* The socket's membership of ff02::2 on the link. Leaving is needed even
+ * when the interface went first: the kernel frees the socket's entry only
+ * then (or at close), and entries count against the socket's option
+ * memory. A failed join costs the Solicitations (with forwarding on the
+ * kernel has joined ff02::2 itself), never the periodic advertisements. */
 static void
 nd_group(struct nd *n, unsigned ifindex, int join)
 {
 	struct ipv6_mreq mr = { .ipv6mr_multiaddr = nd_all_routers,
 		.ipv6mr_interface = ifindex };
-	/* Leaving fails when the interface went first, which is fine; a
-	 * failed join costs the Solicitations, not the periodic RAs. */
 	if (setsockopt(n->fd, IPPROTO_IPV6, join ? IPV6_ADD_MEMBERSHIP :
 	    IPV6_DROP_MEMBERSHIP, &mr, sizeof(mr)) < 0 && join)
-		log_msg(LOG_WARNING, "nd: interface %u: cannot join ff02::2: %s "
-		    "(Router Solicitations unanswered; advertisements still go "
-		    "out)", ifindex, strerror(errno));
+		log_rl(&n->rl, loop_now(n->loop), LOG_WARNING, "nd: interface %u: "
+		    "cannot join ff02::2: %s (Router Solicitations unanswered; "
+		    "advertisements still go out)", ifindex, strerror(errno));
+}
+
+/* A ppp interface: the only kind a session's report may name (a stale or
+ * wrong report must not make us advertise a default route on a LAN). */
+static int
+nd_is_ppp(const struct nd *n, const char *ifname)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	return ioctl(n->fd, SIOCGIFHWADDR, &ifr) == 0 &&
+	    ifr.ifr_hwaddr.sa_family == ARPHRD_PPP;
 }
 
 int
@@ -187,10 +214,16 @@ nd_link_up(struct nd *n, const char *ifname, unsigned owner,
 		snprintf(why, whylen, "no interface %s", ifname);
 		return -1;
 	}
+	if (!nd_is_ppp(n, ifname)) {
+		snprintf(why, whylen, "%s is not a ppp interface", ifname);
+		return -1;
+	}
 	if (l != NULL)
 		nd_link_down(n, ifname, owner);   /* renewed: the old one goes */
 	if (nd_route(n, RTM_NEWROUTE, ifindex, prefix) < 0) {
-		snprintf(why, whylen, "route to %s: %s", ifname, strerror(errno));
+		snprintf(why, whylen, "route to %s: %s", ifname, errno == EEXIST ?
+		    "a route to that /64 exists already (not pptpd's to replace)" :
+		    strerror(errno));
 		return -1;
 	}
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
@@ -227,8 +260,8 @@ nd_link_down(struct nd *n, const char *ifname, unsigned owner)
 		    errno != ESRCH && errno != ENODEV)
 			log_msg(LOG_WARNING, "nd: %s: deleting the route: %s",
 			    l->ifname, strerror(errno));
-		nd_group(n, l->ifindex, 0);
 	}
+	nd_group(n, l->ifindex, 0);
 	TAILQ_REMOVE(&n->links, l, entry);
 	n->st.links--;
 	free(l);

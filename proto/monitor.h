@@ -175,7 +175,10 @@ int mon_decode(const uint8_t *buf, size_t len, const int *fds, unsigned nfds,
 int mon_send(int sock, const struct mon_msg *m);
 
 /* Receive one record. 1 with `m` filled (its descriptors are now the
- * caller's, close-on-exec); 0 at end of file; -1 with *reason set when a
+ * caller's, close-on-exec); 0 at end of file, or for an empty datagram,
+ * which SOCK_SEQPACKET cannot tell apart from it by this read alone (the
+ * caller decides the peer is gone by the socket's EPOLLHUP/EPOLLRDHUP, not
+ * by a 0); -1 with *reason set when a
  * record was refused or the socket failed (every descriptor that came
  * with it is closed, so a bad record leaks none). */
 int mon_recv(int sock, struct mon_msg *m, const char **reason);

@@ -43,9 +43,10 @@ ra_build(const struct ra_info *ri, uint8_t *buf, size_t len)
 	p[RA_PFX_OFF_LEN] = RA_PREFIX_OPT_LEN / RA_OPT_UNIT;
 	p[RA_PFX_OFF_PLEN] = (uint8_t)ri->prefix_len;
 	p[RA_PFX_OFF_FLAGS] = RA_PREFIX_FLAG_L | RA_PREFIX_FLAG_A;
-	/* Valid lifetime stays: RFC 4862 5.5.3 e) keeps an address for two
-	 * hours whatever a shorter one says, so only preferred goes to 0. */
-	be32_put(p + RA_PFX_OFF_VALID, RA_VALID_LIFETIME);
+	/* A withdrawal sends valid 0 too: RFC 4862 5.5.3 e) then cuts the
+	 * client's remaining lifetime to two hours (a larger value, sent
+	 * again, would renew it for a day). */
+	be32_put(p + RA_PFX_OFF_VALID, ri->withdraw ? 0 : RA_VALID_LIFETIME);
 	be32_put(p + RA_PFX_OFF_PREFERRED, ri->withdraw ? 0 : RA_PREFERRED_LIFETIME);
 	memcpy(p + RA_PFX_OFF_PREFIX, ri->prefix.s6_addr, 16);
 	if (ri->mtu) {

@@ -31,9 +31,10 @@
 /* The router's and the prefix's lifetimes, in seconds. Router lifetime
  * 1800 (RFC 4861's default of 3 x MaxRtrAdvInterval at 600 s); the
  * prefix valid for a day and preferred for 4 hours, renewed by every
- * advertisement. A withdrawal (the session ending) sends 0 for the
- * router and the preferred lifetime: the client stops using the router
- * and the address for new connections at once. */
+ * advertisement. A withdrawal (the session ending) sends 0 for all
+ * three: the client stops using the router and the address for new
+ * connections at once, and keeps the address at most two hours more
+ * (RFC 4862 5.5.3 e). */
 #define RA_ROUTER_LIFETIME   1800
 #define RA_VALID_LIFETIME    86400
 #define RA_PREFERRED_LIFETIME 14400

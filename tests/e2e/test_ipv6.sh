@@ -170,6 +170,22 @@ client_down c2
 server_stop
 check "no route of ours left after pptpd stopped" test -z "$(routes)"
 
+# ---- an admin's route to a /64 of the pool is not pptpd's to replace:
+# the session that gets that /64 is not routed, the admin's route stays
+ip -n "$NS_SRV" -6 route add 2001:db8:100::/64 dev lo
+write_server_conf "$PLUGIN" "ipv6-prefix-pool $POOL"
+server_start "$PPTPD"
+dial r1 "$NS_CLI" alice
+check "the session whose /64 has an admin's route is not routed: pptpd says why" \
+	wait_for_log "$E2E_SERVER_LOG" "user alice: IPv6 not routed: route to ppp[0-9]*: a route to that /64 exists already" 20
+check "the admin's route to 2001:db8:100::/64 is still there" \
+	bash -c "ip -n $NS_SRV -6 route show 2001:db8:100::/64 | grep -q 'dev lo'"
+client_down r1
+server_stop
+check "and still there after pptpd stopped" \
+	bash -c "ip -n $NS_SRV -6 route show 2001:db8:100::/64 | grep -q 'dev lo'"
+ip -n "$NS_SRV" -6 route del 2001:db8:100::/64 dev lo
+
 # ---- no ipv6-prefix-pool: IPv4 only, then a reload adds the pool
 write_server_conf "$PLUGIN"
 server_start "$PPTPD"

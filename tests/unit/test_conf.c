@@ -706,6 +706,9 @@ test_ipv6_pool(void **state)
 	    "ipv6-prefix-pool: '198.19.0.0' is not an IPv6 address");
 	expect_err(fx, "ipv6-prefix-pool 2001:db8:100::\n", 1,
 	    "ipv6-prefix-pool: want PREFIX/LENGTH, e.g. 2001:db8:100::/56");
+	/* Only the plugin's report says when IPV6CP is up. */
+	expect_err(fx, "noplugin\nipv6-prefix-pool 2001:db8:100::/56\n", 2,
+	    "'ipv6-prefix-pool' needs the plugin; remove 'noplugin' (line 1)");
 }
 
 int

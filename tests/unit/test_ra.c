@@ -53,8 +53,9 @@ test_withdrawal_and_no_mtu(void **state)
 	    &preferred), 0);
 	assert_int_equal(life, 0);
 	assert_int_equal(preferred, 0);
-	/* Valid kept: a client keeps the address two hours whatever it says. */
-	assert_int_equal(valid, RA_VALID_LIFETIME);
+	/* Valid 0: RFC 4862 5.5.3 e) cuts the client's to two hours; a day
+	 * sent again would renew it. */
+	assert_int_equal(valid, 0);
 	assert_int_equal(back.mtu, 0);
 	assert_true(back.withdraw);
 	assert_memory_equal(&back.prefix, &ri.prefix, sizeof(ri.prefix));
