@@ -47,6 +47,7 @@
 /* The stand-in pppd reports "up" from python3: its start takes seconds on
  * a loaded machine. Waits end as soon as the line is there. */
 #define SESSION_WAIT_TICKS 1000   /* of 10 ms */
+#define DAEMON_START_TICKS 3000   /* of 10 ms */
 #define DAE_RESEND_MS 1000
 
 #define RUN_DIR     "/run/pptpd"
@@ -179,12 +180,21 @@ daemon_start(const char *extra)
 		_exit(127);
 	}
 	/* Listening comes before the signals are set up: a SIGTERM in
-	 * between would kill it without its clean-up. */
-	for (int i = 0; i < 1000; i++) {
+	 * between would kill it without its clean-up. A start takes well
+	 * under a second; the wait is long for a loaded CI host under the
+	 * sanitizers, and a failure says what the daemon logged. */
+	for (int i = 0; i < DAEMON_START_TICKS; i++) {
 		if (can_connect() && log_contains(" listening on "))
 			return;
 		usleep(10000);
 	}
+	char cmd[PATH_MAX + 64];
+	int alive = kill(daemon_pid, 0) == 0;   /* a zombie too: not reaped here */
+	print_message("daemon pid %d %s; its log:\n", (int)daemon_pid,
+	    alive ? "running (or not reaped)" : "gone");
+	snprintf(cmd, sizeof(cmd), "tail -n 20 %s >&2", logpath);
+	if (system(cmd) != 0)
+		print_message("(no log)\n");
 	fail_msg("daemon did not start listening");
 }
 
