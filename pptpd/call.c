@@ -1176,23 +1176,14 @@ call_claim_address(struct call *c, const char *ip)
 static int
 call_claim_prefix6(struct call *c, const char *text)
 {
-	char buf[INET6_ADDRSTRLEN + 4], *slash;
+	char why[96];
 	struct in6_addr p;
 	struct call *o;
 
-	snprintf(buf, sizeof(buf), "%s", text);
-	if ((slash = strchr(buf, '/')) == NULL || strcmp(slash, "/64") != 0 ||
-	    (*slash = '\0', inet_pton(AF_INET6, buf, &p)) != 1) {
+	if (pool6_session_prefix(text, &p, why, sizeof(why)) < 0) {
 		log_msg(LOG_WARNING, "call %u/%u: user %s: Framed-IPv6-Prefix "
-		    "'%.48s' in pppd %d's report is not a /64: ignored", c->id,
-		    c->peer_id, c->user, text, (int)c->pid);
-		return 0;
-	}
-	if (IN6_IS_ADDR_UNSPECIFIED(&p) || IN6_IS_ADDR_LOOPBACK(&p) ||
-	    IN6_IS_ADDR_LINKLOCAL(&p) || IN6_IS_ADDR_MULTICAST(&p)) {
-		log_msg(LOG_WARNING, "call %u/%u: user %s: Framed-IPv6-Prefix %s "
-		    "is not one to hand out (unspecified, loopback, link-local or "
-		    "multicast): ignored", c->id, c->peer_id, c->user, text);
+		    "'%.48s' in pppd %d's report: %s: ignored", c->id, c->peer_id,
+		    c->user, text, (int)c->pid, why);
 		return 0;
 	}
 	if (!c->has_prefix6) {

@@ -111,6 +111,22 @@ pool6_check(const struct in6_addr *a, unsigned len, char *err, size_t errlen)
 	return 0;
 }
 
+int
+pool6_session_prefix(const char *text, struct in6_addr *out, char *err,
+    size_t errlen)
+{
+	unsigned len;
+
+	if (pool6_parse(text, out, &len, err, errlen) < 0)
+		return -1;
+	if (len != POOL6_SESSION_LEN) {
+		snprintf(err, errlen, "length /%u: a session's prefix is a /%d",
+		    len, POOL6_SESSION_LEN);
+		return -1;
+	}
+	return pool6_check(out, len, err, errlen);
+}
+
 struct pool6 *
 pool6_new(const char *spec, char *err, size_t errlen)
 {

@@ -24,6 +24,11 @@ struct pool6;
  * or a multicast, link-local or unspecified prefix. */
 struct pool6 *pool6_new(const char *spec, char *err, size_t errlen);
 void   pool6_free(struct pool6 *p);
+/* One session's prefix, "2001:db8:1:2::/64" (as RADIUS' Framed-IPv6-Prefix
+ * is reported), checked as a pool's is: 0 and `out` set, or -1 with `err`
+ * set (not a /64, host bits set, not one to hand out). */
+int    pool6_session_prefix(const char *text, struct in6_addr *out,
+    char *err, size_t errlen);
 /* Take a free /64 into `out`; -1 when the pool is exhausted. */
 int    pool6_alloc(struct pool6 *p, struct in6_addr *out);
 /* Mark `prefix` (a /64 of this pool) taken, as a reload's new pool learns

@@ -136,6 +136,28 @@ test_slash64_and_slash48(void **state)
 	pool6_free(p);
 }
 
+/* RADIUS' Framed-IPv6-Prefix is checked as a pool is: a /64 to hand out. */
+static void
+test_session_prefix(void **state)
+{
+	struct in6_addr a, want;
+	char err[128];
+	assert_int_equal(pool6_session_prefix("2001:db8:200:5::/64", &a, err,
+	    sizeof(err)), 0);
+	inet_pton(AF_INET6, "2001:db8:200:5::", &want);
+	assert_memory_equal(&a, &want, sizeof(a));
+	assert_int_equal(pool6_session_prefix("2001:db8:200::/56", &a, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "length /56: a session's prefix is a /64");
+	assert_int_equal(pool6_session_prefix("fe80::/64", &a, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "link-local"));
+	assert_int_equal(pool6_session_prefix("2001:db8:200:5::1/64", &a, err,
+	    sizeof(err)), -1);
+	assert_int_equal(pool6_session_prefix("2001:db8:200:5::", &a, err,
+	    sizeof(err)), -1);
+}
+
 int
 main(void)
 {
@@ -144,6 +166,7 @@ main(void)
 		cmocka_unit_test(test_slash56_holds_256_in_order),
 		cmocka_unit_test(test_never_twice_while_live),
 		cmocka_unit_test(test_take_and_foreign),
+		cmocka_unit_test(test_session_prefix),
 		cmocka_unit_test(test_slash64_and_slash48),
 	};
 	return cmocka_run_group_tests_name("pool6", tests, NULL, NULL);
