@@ -1178,12 +1178,13 @@ class Run:
                     "round": rnd, "version": version["label"],
                     "stream": "ping", "kind": "ping", "metrics": m,
                     "detail": d})
-            streams = plan["streams"] if not warmup else plan["warmup"]
+            streams = streamlib.in_round(plan["streams"], rnd) \
+                if not warmup else plan["warmup"]
             for i, s in enumerate(streams, 1):
                 if not warmup:
                     self.done += 1
                     log("[%d/%d] round %d/%d  %-22s %-16s ..." % (
-                        self.done, self.total, rnd, plan["rounds"],
+                        self.done, self.total, rnd, s.get("rounds", rnd),
                         version["label"], s["name"]))
                 raw_path = os.path.join(self.out, "iperf", "%s-%s.json"
                                         % (tag, s["name"]))
@@ -1248,7 +1249,9 @@ class Run:
         bed.folder = self.out            # shared with the host (--rw)
         bed.pptp_echo = plan.get("pptp_echo")
         versions = plan["versions"]
-        self.total = plan["rounds"] * len(versions) * len(plan["streams"])
+        self.total = len(versions) * sum(
+            len(streamlib.in_round(plan["streams"], r))
+            for r in range(1, plan["rounds"] + 1))
         self.done = 0
         rc = 0
         try:

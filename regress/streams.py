@@ -48,6 +48,12 @@ A stream file is a list of `key value` lines (`key = value` works too);
                   `client host` or `sessions` (their link is the VM's tap)
   quick           yes | no: also run with QUICK=1 (default no)
   quick_duration  seconds when QUICK=1 (default: duration)
+  quick_rounds    rounds of this stream when QUICK=1, at least (default:
+                  the run's ROUNDS; 2..20). The other streams stop at the
+                  run's ROUNDS: the later rounds dial and run only the
+                  streams that ask for them. For a stream whose pairs
+                  scatter too much for 3 rounds to show a 5 % change
+                  (regress/README.md, "The rule's error rates").
   description     free text for the report
 
 The stream's name is the file name without its `.stream` suffix; files run
@@ -61,7 +67,7 @@ import re
 KINDS = ("udp", "tcp")
 DIRECTIONS = ("up", "down", "both")
 KEYS = ("kind", "size", "rate", "duration", "direction", "quick",
-        "quick_duration", "window", "pacing", "noise", "sessions", "client",
+        "quick_duration", "quick_rounds", "window", "pacing", "noise", "sessions", "client",
         "path", "description")
 # The terms of a `path` line, each with one value, and the directions it
 # names: up is the client's egress (client -> server), down the server's.
@@ -78,6 +84,9 @@ PATH_LIMIT = 100
 PATH_DELAY_MAX_MS = 10000
 PATH_RATE_MIN, PATH_RATE_MAX = 1e3, 1e9
 SESSIONS_MAX = 2000
+# The most rounds a stream may ask for in QUICK (quick_rounds): beyond
+# this the stream is not one for a quick run.
+QUICK_ROUNDS_MAX = 20
 SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
 
 
@@ -273,6 +282,9 @@ def parse(text, name):
         qdur = float(kv.get("quick_duration", duration))
         if not (0 < duration <= 600 and 0 < qdur <= 600):
             raise StreamError("duration must be in (0, 600] seconds")
+        qrounds = int(kv["quick_rounds"]) if "quick_rounds" in kv else None
+        if qrounds is not None and not 2 <= qrounds <= QUICK_ROUNDS_MAX:
+            raise StreamError("quick_rounds must be 2..%d" % QUICK_ROUNDS_MAX)
         sessions = int(kv.get("sessions", "1"))
         if not 1 <= sessions <= SESSIONS_MAX:
             raise StreamError("sessions must be 1..%d" % SESSIONS_MAX)
@@ -311,6 +323,7 @@ def parse(text, name):
             "name": name if direction != "both" else "%s.%s" % (name, d),
             "kind": kind, "size": size, "rate_bps": rate,
             "duration": duration, "quick_duration": qdur,
+            "quick_rounds": qrounds,
             "direction": d, "quick": quick, "window": window,
             "pacing": pacing, "noise": dict(noise), "sessions": sessions,
             "client": client,
@@ -320,11 +333,25 @@ def parse(text, name):
     return out
 
 
+def set_rounds(streams, rounds):
+    """Give each stream its rounds (the run's, or its min_rounds if more)
+    and return the run's: the most any stream has."""
+    for s in streams:
+        s["rounds"] = max(rounds, s.get("min_rounds") or 0)
+    return max([rounds] + [s["rounds"] for s in streams])
+
+
+def in_round(streams, rnd):
+    """The streams that run in round `rnd` (from 1)."""
+    return [s for s in streams if s.get("rounds", rnd) >= rnd]
+
+
 def load_dir(path, quick=False):
     """All streams of the `*.stream` files in `path`, in file-name order.
 
     With quick=True only the streams marked `quick yes`, with their
-    quick_duration as duration.
+    quick_duration as duration and their quick_rounds as min_rounds (the
+    run gives each stream max(ROUNDS, min_rounds): set_rounds).
     """
     files = sorted(f for f in os.listdir(path) if f.endswith(".stream"))
     if not files:
@@ -342,6 +369,7 @@ def load_dir(path, quick=False):
                     if not s["quick"]:
                         continue
                     s["duration"] = s["quick_duration"]
+                    s["min_rounds"] = s["quick_rounds"]
                 out.append(s)
     if not out:
         raise StreamError("no stream in %s is marked for this run%s"

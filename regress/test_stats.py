@@ -491,6 +491,81 @@ class TestStreams(unittest.TestCase):
             self.assertEqual(len(streams.load_dir(d)), 2)
 
 
+class TestQuickRounds(unittest.TestCase):
+    """quick_rounds: a stream that needs more rounds than the run's to show
+    a 5 % change gets them in QUICK, the others keep the run's."""
+
+    def load(self, quick, rounds=3):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "10-a.stream"), "w") as f:
+                f.write("kind udp\nrate 1M\nquick yes\n")
+            with open(os.path.join(d, "20-b.stream"), "w") as f:
+                f.write("kind udp\nrate 1M\nquick yes\nquick_rounds 6\n")
+            ss = streams.load_dir(d, quick=quick)
+        return ss, streams.set_rounds(ss, rounds)
+
+    def test_quick_gives_the_stream_its_rounds(self):
+        ss, total = self.load(True)
+        self.assertEqual(total, 6)
+        self.assertEqual([s["rounds"] for s in ss], [3, 6])
+        self.assertEqual([s["name"] for s in streams.in_round(ss, 3)],
+                         ["a", "b"])
+        self.assertEqual([s["name"] for s in streams.in_round(ss, 4)], ["b"])
+        self.assertEqual(streams.in_round(ss, 7), [])
+
+    def test_only_in_quick_and_at_least(self):
+        ss, total = self.load(False)
+        self.assertEqual((total, [s["rounds"] for s in ss]), (3, [3, 3]))
+        ss, total = self.load(True, rounds=8)
+        self.assertEqual((total, [s["rounds"] for s in ss]), (8, [8, 8]))
+
+    def test_bounds(self):
+        for bad in ("1", "21", "x"):
+            with self.assertRaises(streams.StreamError):
+                streams.parse("kind udp\nrate 1M\nquick_rounds %s\n" % bad,
+                              "s")
+
+    def test_later_rounds_run_only_their_streams(self):
+        ss, total = self.load(True)
+        ran = []
+
+        class FakeSession:
+            def __init__(self, bed, version, tag):
+                self.tag = tag
+
+            def start(self, timeout):
+                return {"up_s": 1.0}
+
+            def ping(self, count):
+                return {"rtt": 1.0}, {}
+
+            def stream(self, s, raw_path, settle):
+                ran.append((self.tag, s["name"]))
+                return {"throughput": 1.0}, {}
+
+            def stop(self):
+                pass
+
+        with tempfile.TemporaryDirectory() as d:
+            plan = {"results_dir": d, "streams": ss, "rounds": total,
+                    "warmup": [], "dial_timeout": 1, "ping_count": 1,
+                    "settle": 0}
+            run = measure.Run(plan)
+            run.total, run.done = 0, 0
+            real = measure.Session
+            measure.Session = FakeSession
+            try:
+                for rnd in range(1, total + 1):
+                    run.session(None, {"label": "A", "key": "a"}, rnd)
+            finally:
+                measure.Session = real
+        self.assertEqual(ran, [("r%d-a" % r, n) for r in range(1, 7)
+                               for n in (["a", "b"] if r <= 3 else ["b"])])
+        # Every round dialled and pinged: the dial rows have all 6.
+        self.assertEqual(len([r for r in run.raw["records"]
+                              if r["stream"] == "ping"]), 6)
+
+
 class TestVersions(unittest.TestCase):
     def test_parse_spec(self):
         self.assertEqual(build.parse_spec("HEAD"), ("HEAD", {}))
