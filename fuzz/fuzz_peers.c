@@ -4,7 +4,9 @@
  *
  * Checks: on failure *out stays NULL and the message is NUL-terminated
  * within the caller's buffer; on success every rule is well formed (names
- * non-empty and bounded, prefixes in range, no host bits set), the rules
+ * non-empty and bounded, prefixes in range, no host bits set, rates 0 or
+ * within bounds, written in decimal a value peers_parse_rate takes back),
+ * the rules
  * written back as text parse to the same rules, and peers_match() finds,
  * for each rule, that rule (user) or one at least as specific (address).
  *
@@ -17,6 +19,21 @@
 #include "fuzz/fuzz_util.h"
 #include "proto/peers.h"
 
+/* A rule's rate: none, or within the bounds, and its decimal form parses
+ * back to it. */
+static void
+check_rate(uint64_t v)
+{
+	char text[32];
+	uint64_t back = 1;
+
+	if (v != 0 && (v < PEERS_RATE_MIN || v > PEERS_RATE_MAX))
+		abort();
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)v);
+	if (peers_parse_rate(text, &back) != 0 || back != v)
+		abort();
+}
+
 static void
 check_rule(const struct peers_rule *r)
 {
@@ -28,6 +45,8 @@ check_rule(const struct peers_rule *r)
 		abort();
 	if (peers_policy_name(r->policy) == NULL || peers_mode_name(r->mode) == NULL)
 		abort();
+	check_rate(r->rate_down);
+	check_rate(r->rate_up);
 	if (r->kind == PEERS_RULE_USER) {
 		size_t n = strlen(r->user);
 		if (n == 0 || n > PEERS_MAX_NAME)
@@ -68,6 +87,10 @@ serialize(const struct peers *p, size_t *len)
 		o += (size_t)snprintf(t + o, cap - o, " %s", peers_policy_name(r->policy));
 		if (r->mode != PEERS_MODE_DEFAULT)
 			o += (size_t)snprintf(t + o, cap - o, " %s", peers_mode_name(r->mode));
+		if (r->rate_down != 0 || r->rate_up != 0)
+			o += (size_t)snprintf(t + o, cap - o, " rate %llu/%llu",
+			    (unsigned long long)r->rate_down,
+			    (unsigned long long)r->rate_up);
 		t[o++] = '\n';
 	}
 	*len = o;
@@ -77,7 +100,8 @@ serialize(const struct peers *p, size_t *len)
 static int
 same_rule(const struct peers_rule *a, const struct peers_rule *b)
 {
-	if (a->kind != b->kind || a->policy != b->policy || a->mode != b->mode)
+	if (a->kind != b->kind || a->policy != b->policy || a->mode != b->mode ||
+	    a->rate_down != b->rate_down || a->rate_up != b->rate_up)
 		return 0;
 	if (a->kind == PEERS_RULE_USER)
 		return strcmp(a->user, b->user) == 0;

@@ -476,6 +476,38 @@ radius_decision(struct radius_mppe *rm)
 	return 0;
 }
 
+/* The session's rate limit into the auth report (report.h: rate_down,
+ * rate_up, rate_src), which pptpd applies to its ppp interface: RADIUS'
+ * WISPr-Bandwidth-Max-Down/-Up for the user if it sent either (the other
+ * way then unlimited), else the matched pptpd-peers rule's `rate`, else
+ * none.  RADIUS wins here, unlike for MPPE: a rate is the user's plan,
+ * which the RADIUS server holds (and a CoA-Request changes), while the
+ * file's MPPE rule is this server's floor of security. */
+static void
+report_rate(struct report_builder *b, const char *who)
+{
+	uint64_t down = 0, up = 0;
+	char src[sizeof(rule_src)], d[24], u[24];
+
+	radius_policy_rate(&down, &up);
+	if (down != 0 || up != 0)
+		strlcpy(src, "radius", sizeof(src));
+	else if (rule != NULL && (rule->rate_down != 0 || rule->rate_up != 0)) {
+		down = rule->rate_down;
+		up = rule->rate_up;
+		slprintf(src, sizeof(src), "%s:%u", peers->file, rule->line);
+	} else
+		return;
+	report_add_u64(b, "rate_down", down);
+	report_add_u64(b, "rate_up", up);
+	report_add(b, "rate_src", src);
+	/* pppd's formatter has no 64-bit conversion: the numbers as text. */
+	snprintf(d, sizeof(d), "%llu", (unsigned long long)down);
+	snprintf(u, sizeof(u), "%llu", (unsigned long long)up);
+	info(PLUGIN ": %q: rate down %s up %s bits/s, 0 = no limit (%s)", who,
+	    d, u, src);
+}
+
 /* Precedence: a pptpd-peers rule (the operator of this server named the
  * user or the address), then RADIUS' MS-MPPE-Encryption-Policy/-Types
  * for the user (no weaker than pppd's options, unless
@@ -566,6 +598,7 @@ decide(void)
 		snprintf(n, sizeof(n), "%u", (unsigned)radius_policy_port_limit());
 		report_add(&b, "session_limit", n);
 	}
+	report_rate(&b, who);
 	report_send(&b);
 	auth_reported = 1;
 }

@@ -69,6 +69,11 @@
 #define RAD_MS_MPPE_ENC_TYPES     8
 #define RAD_MS_MPPE_SEND_KEY      16
 #define RAD_MS_MPPE_RECV_KEY      17
+/* The Wi-Fi Alliance's WISPr attributes (FreeRADIUS' dictionary.wispr):
+ * the user's rate limits, integers in bits/s. */
+#define RAD_VENDOR_WISPR          14122
+#define RAD_WISPR_BW_MAX_UP       7
+#define RAD_WISPR_BW_MAX_DOWN     8
 /* Framed-IP-Address values that are not an address (RFC 2865 5.8). */
 #define RAD_IP_USER_CHOOSES       0xffffffffu
 #define RAD_IP_NAS_CHOOSES        0xfffffffeu
@@ -113,6 +118,8 @@ struct rad_got {
 	uint32_t policy, types;
 	uint32_t framed_ip;            /* network order, 0: none */
 	uint32_t port_limit;           /* Port-Limit, 0: none */
+	uint64_t rate_down, rate_up;   /* WISPr-Bandwidth-Max-*, 0: none */
+	int      have_down, have_up;   /* seen (valid or not) */
 	int      have_prefix6;         /* Framed-IPv6-Prefix, a /64 */
 	uint8_t  prefix6[16];
 	int      send_key, recv_key;
@@ -177,6 +184,39 @@ take_prefix6(const struct rad_value_pair *vp)
 	got.have_prefix6 = 1;
 }
 
+/* A WISPr-Bandwidth-Max-* value: bits/s within the bounds pptpd shapes
+ * to (the peers file's too), else ignored, said in pppd's log.  The first
+ * of a repeated one counts, valid or not, as for the other attributes. */
+static void
+take_rate(const struct rad_value_pair *vp, const char *name, int *have,
+    uint64_t *rate)
+{
+	if (*have)
+		return;
+	*have = 1;
+	/* RADIUS' integer is 32 bits: only the lower bound can be missed. */
+	_Static_assert(PEERS_RATE_MAX > UINT32_MAX,
+	    "a WISPr value could exceed the rate's upper bound");
+	if (vp->lvalue < PEERS_RATE_MIN) {
+		warn(PLUGIN ": %s %u bits/s: ignored (not within 8k..10G)",
+		    name, (unsigned)vp->lvalue);
+		return;
+	}
+	*rate = vp->lvalue;
+}
+
+/* WISPr's vendor attributes: the user's rate each way. */
+static void
+take_wispr(const struct rad_value_pair *vp)
+{
+	if (vp->attribute == RAD_WISPR_BW_MAX_DOWN)
+		take_rate(vp, "WISPr-Bandwidth-Max-Down", &got.have_down,
+		    &got.rate_down);
+	else if (vp->attribute == RAD_WISPR_BW_MAX_UP)
+		take_rate(vp, "WISPr-Bandwidth-Max-Up", &got.have_up,
+		    &got.rate_up);
+}
+
 static void
 attributes_hook(struct rad_value_pair *list)
 {
@@ -214,6 +254,8 @@ attributes_hook(struct rad_value_pair *list)
 		else if (vp->vendorcode == RAD_VENDOR_NONE &&
 		    vp->attribute == RAD_FRAMED_IPV6_PREFIX && !got.have_prefix6)
 			take_prefix6(vp);
+		else if (vp->vendorcode == RAD_VENDOR_WISPR)
+			take_wispr(vp);
 	}
 	if (got.send_key && got.recv_key && !got.have_policy)
 		keep_mppe_keys(list);
@@ -397,6 +439,13 @@ uint32_t
 radius_policy_port_limit(void)
 {
 	return got.port_limit;
+}
+
+void
+radius_policy_rate(uint64_t *down, uint64_t *up)
+{
+	*down = got.rate_down;
+	*up = got.rate_up;
 }
 
 const char *

@@ -8,7 +8,9 @@
  *     nothing with them (2.4.9: its call to set_mppe_enc_types() returns
  *     at once) or only narrows the key strengths pppd's options already
  *     require (2.5): no per-user "required" or "allowed", and
- *   - it keeps the Acct-Session-Id of its accounting to itself.
+ *   - it keeps the Acct-Session-Id of its accounting to itself, and
+ *   - it drops the vendor attributes it has no use for (WISPr's rate
+ *     limits, which pptpd applies).
  * This module reads the reply attributes through radius.so's exported
  * radius_attributes_hook, finds the session id, and tells apart a RADIUS
  * server that refused the peer from one that did not answer.  Without
@@ -45,7 +47,7 @@ int  radius_policy_present(void);
 /* A new link: forget the last peer's attributes. */
 void radius_policy_reset(void);
 /* A new authentication starts (LCP renegotiated): forget the last one's
- * attributes (policy, Framed-IP-Address). */
+ * attributes (policy, Framed-IP-Address, rate). */
 void radius_policy_new_auth(void);
 
 /* RADIUS sent MS-MPPE-Encryption-Policy for the authenticated peer: 1 and
@@ -69,6 +71,11 @@ const uint8_t *radius_policy_prefix6(void);
 /* Port-Limit (RFC 2865 5.42) RADIUS sent for this user: the sessions it
  * may hold at once (pptpd enforces it, as sessions-per-user); 0 if none. */
 uint32_t radius_policy_port_limit(void);
+
+/* WISPr-Bandwidth-Max-Down / -Up RADIUS sent for this user (bits/s; each
+ * 0 when not sent, or sent outside PEERS_RATE_MIN..PEERS_RATE_MAX and
+ * ignored with a warning).  Both 0: RADIUS set no rate. */
+void radius_policy_rate(uint64_t *down, uint64_t *up);
 
 /* Why the last authentication failed, or NULL if it did not fail through
  * RADIUS ("rejected by the RADIUS server", "no answer from the RADIUS

@@ -453,6 +453,9 @@ fake_devnam(void)
 #define RAD_NAME_LENGTH     32
 #define RAD_AUTH_STRING_LEN 253
 #define RAD_MICROSOFT       311
+#define RAD_WISPR           14122   /* WISPr-Bandwidth-Max-Up 7, -Down 8 */
+#define RAD_WISPR_UP        7
+#define RAD_WISPR_DOWN      8
 #define RAD_NONE            (-1)
 struct rad_vp {
 	char           name[RAD_NAME_LENGTH + 1];
@@ -940,6 +943,130 @@ test_term_reason(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Rate limits in the auth report: RADIUS' WISPr attributes, else the
+ * peers rule's `rate` (henry: line 7, 4M/1M; ivan: line 8, 0/256k).     */
+
+/* M is an auth report with exactly this rate and source. */
+static int
+rate_is(struct report_msg *m, const char *down, const char *up,
+    const char *src)
+{
+	return m != NULL && strcmp(m->event, "auth") == 0 &&
+	    field_is(m, "rate_down", down) && field_is(m, "rate_up", up) &&
+	    field_is(m, "rate_src", src);
+}
+
+/* M is an auth report without a rate. */
+static int
+no_rate(struct report_msg *m)
+{
+	return m != NULL && strcmp(m->event, "auth") == 0 &&
+	    report_get(m, "rate_down") == NULL &&
+	    report_get(m, "rate_up") == NULL &&
+	    report_get(m, "rate_src") == NULL;
+}
+
+static void
+test_rates(const char *peers_file)
+{
+	static const struct rad_attr both[] = {
+		{ RAD_WISPR, RAD_WISPR_DOWN, 2000000 },
+		{ RAD_WISPR, RAD_WISPR_UP, 500000 },
+	};
+	static const struct rad_attr down_only[] = {
+		{ RAD_WISPR, RAD_WISPR_DOWN, 3000000 },
+	};
+	/* Microsoft's 7 and 8 are MPPE, not rates: the vendor counts. */
+	static const struct rad_attr mppe[] = {
+		{ RAD_MICROSOFT, 7, 2 }, { RAD_MICROSOFT, 8, 4 },
+	};
+	static const struct rad_attr low[] = {
+		{ RAD_WISPR, RAD_WISPR_DOWN, 7999 },
+		{ RAD_WISPR, RAD_WISPR_UP, 8000 },
+	};
+	static const struct rad_attr repeated[] = {
+		{ RAD_WISPR, RAD_WISPR_UP, 64000 },
+		{ RAD_WISPR, RAD_WISPR_UP, 128000 },
+	};
+	char henry[128], ivan[128];
+	struct report_msg *m;
+
+	snprintf(henry, sizeof(henry), "%s:7", peers_file);
+	snprintf(ivan, sizeof(ivan), "%s:8", peers_file);
+
+	fprintf(stderr, "== rate: a peers rule's rate, in bits/s\n");
+	drain_reports();
+	session("henry", "198.18.0.7");
+	m = next_report();
+	CHECK(rate_is(m, "4000000", "1000000", henry));
+	CHECK(field_is(m, "policy", "allow"));
+	CHECK(strstr(logbuf, "henry: rate down 4000000 up 1000000 bits/s") !=
+	    NULL);
+	session("ivan", "198.18.0.7");
+	m = next_report();
+	CHECK(rate_is(m, "0", "256000", ivan));
+	session("alice", "198.18.0.2");     /* a rule without a rate */
+	CHECK(no_rate(next_report()));
+	session("nobody", "198.18.9.9");    /* no rule at all */
+	CHECK(no_rate(next_report()));
+	CHECK(strstr(logbuf, "rate down") == NULL);
+
+	fprintf(stderr, "== rate: RADIUS' WISPr attributes win over the rule\n");
+	drain_reports();
+	CHECK(radius_session("henry", "198.18.0.7",
+	    fake_reply_of(both, 2)) == 1);
+	m = next_report();
+	CHECK(rate_is(m, "2000000", "500000", "radius"));
+	CHECK(field_is(m, "rule", henry));  /* MPPE: the rule still wins */
+	CHECK(strstr(logbuf, "rate down 2000000 up 500000 bits/s, 0 = no "
+	    "limit (radius)") != NULL);
+	/* One way sent: the other is unlimited, not the rule's. */
+	CHECK(radius_session("henry", "198.18.0.7",
+	    fake_reply_of(down_only, 1)) == 1);
+	CHECK(rate_is(next_report(), "3000000", "0", "radius"));
+	/* None sent: the rule's. */
+	CHECK(radius_session("henry", "198.18.0.7",
+	    fake_reply_of(mppe, 2)) == 1);
+	CHECK(rate_is(next_report(), "4000000", "1000000", henry));
+	CHECK(radius_session("frank", "198.18.7.1",
+	    fake_reply_of(mppe, 2)) == 1);
+	CHECK(no_rate(next_report()));
+
+	fprintf(stderr, "== rate: a WISPr value under 8k is ignored, said\n");
+	CHECK(radius_session("frank", "198.18.7.1",
+	    fake_reply_of(low, 2)) == 1);
+	CHECK(rate_is(next_report(), "0", "8000", "radius"));
+	CHECK(strstr(logbuf, "WISPr-Bandwidth-Max-Down 7999 bits/s: "
+	    "ignored") != NULL);
+	CHECK(strstr(logbuf, "WISPr-Bandwidth-Max-Up 8000") == NULL);
+	/* Repeated: the first counts. */
+	CHECK(radius_session("frank", "198.18.7.1",
+	    fake_reply_of(repeated, 2)) == 1);
+	CHECK(rate_is(next_report(), "0", "64000", "radius"));
+
+	fprintf(stderr, "== rate: LCP renegotiated: the first "
+	    "authentication's RADIUS rate is not kept\n");
+	CHECK(radius_session("frank", "198.18.7.1",
+	    fake_reply_of(both, 2)) == 1);
+	CHECK(rate_is(next_report(), "2000000", "500000", "radius"));
+	CHECK(radius_renegotiate("grace", fake_reply_of(mppe, 2)) == 1);
+	m = next_report();
+	CHECK(field_is(m, "user", "grace") && no_rate(m));
+	/* ...and a rule's rate applies again once RADIUS sends none. */
+	CHECK(radius_renegotiate("henry", fake_reply_of(both, 2)) == 1);
+	CHECK(rate_is(next_report(), "2000000", "500000", "radius"));
+	CHECK(radius_renegotiate("henry", fake_reply_of(mppe, 2)) == 1);
+	CHECK(rate_is(next_report(), "4000000", "1000000", henry));
+	/* A renegotiation without RADIUS (pppd's own secrets) neither. */
+	CHECK(radius_session("frank", "198.18.7.1",
+	    fake_reply_of(both, 2)) == 1);
+	drain_reports();
+	renegotiate("ivan");
+	CHECK(rate_is(next_report(), "0", "256000", ivan));
+	drain_reports();
+}
+
+/* ------------------------------------------------------------------ */
 
 int
 main(int argc, char **argv)
@@ -951,7 +1078,9 @@ main(int argc, char **argv)
 	    "user bob allow\n"
 	    "user carol deny\n"
 	    "user erin require stateful\n"
-	    "address 198.18.5.0/24 deny stateless\n";
+	    "address 198.18.5.0/24 deny stateless\n"
+	    "user henry allow rate 4M/1M\n"
+	    "user ivan deny stateless rate 0/256k\n";
 	struct sockaddr_un sa;
 	unsigned char pkt[256];
 	int fd, n, plen;
@@ -1496,6 +1625,8 @@ main(int argc, char **argv)
 		CHECK(next_report() == NULL);             /* no decision */
 		fake_parse_first_only = 0;
 	}
+
+	test_rates(peers_file);
 
 	fprintf(stderr, "== RADIUS: MPPE keys without a policy are kept\n");
 	{

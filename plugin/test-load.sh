@@ -38,8 +38,9 @@ expect() {
 	fi
 }
 
-printf '# test\nuser alice require-128\nuser bob allow stateful\naddress 198.18.0.0/24 deny\n' >"$tmp/good"
+printf '# test\nuser alice require-128\nuser bob allow stateful rate 4M/1M\naddress 198.18.0.0/24 deny rate 0/512k\n' >"$tmp/good"
 printf 'user alice require-128\n\nuser bob alow\n' >"$tmp/bad"
+printf 'user alice require-128 rate 0/0\n' >"$tmp/badrate"
 
 # The version pppd reports; the plugin must have been built for it (and
 # says so at load: pptpd's log then names the pppd it serves).
@@ -60,6 +61,9 @@ expect "accepts its options with a good peers file" 0 'pppd version' -- \
 expect "malformed peers file: exit 2 naming file:line" 2 \
 	"pptpd-policy: $tmp/bad:3: unknown policy 'alow'" -- \
 	plugin "$so" pptpd-peers "$tmp/bad" --version
+expect "peers file with a bad rate: exit 2 naming file:line" 2 \
+	"pptpd-policy: $tmp/badrate:1: rate 0/0 limits nothing: omit rate" -- \
+	plugin "$so" pptpd-peers "$tmp/badrate" --version
 expect "missing peers file: exit 2" 2 \
 	"pptpd-policy: $tmp/none: cannot open" -- \
 	plugin "$so" pptpd-peers "$tmp/none" --version

@@ -24,7 +24,22 @@
 /* Longest piece of a bad token quoted in an error. */
 #define PEERS_QUOTE_MAX 40
 
-#define PEERS_MAX_TOKENS 4 /* keyword subject policy mode */
+/* keyword subject policy [mode] [rate DOWN/UP] is 6 words; two more so
+ * that a repeated "rate DOWN/UP" is read and named as such, not as a word
+ * past the end. */
+#define PEERS_MAX_TOKENS 8
+#define PEERS_POLICY_TOKEN 2  /* the index of the policy word */
+
+/* `rate DOWN/UP` (pptpd-peers(5)): the keyword, the separator, and the
+ * suffixes of a value with the power of ten each stands for. */
+#define PEERS_RATE_KEYWORD "rate"
+#define PEERS_RATE_SEP     '/'
+#define PEERS_RATE_KILO    3
+#define PEERS_RATE_MEGA    6
+#define PEERS_RATE_GIGA    9
+/* Digits in a value (integer and fraction): its mantissa then fits a
+ * uint64_t, and no valid rate needs more. */
+#define PEERS_RATE_DIGITS  18
 
 /* pppd's "%v" (see peers_pppd_name): a byte turns into at most four
  * ("M-^A"). */
@@ -118,6 +133,92 @@ peers_mode_parse(const char *s, enum peers_mode *m)
 		*m = PEERS_STATEFUL;
 	else
 		return -1;
+	return 0;
+}
+
+static uint64_t
+peers_pow10(unsigned n)
+{
+	uint64_t v = 1;
+
+	while (n-- > 0)
+		v *= 10;
+	return v;
+}
+
+/* The power of ten a rate's suffix stands for, or -1 if C is none. */
+static int
+peers_rate_suffix(char c)
+{
+	switch (c) {
+	case 'k': case 'K': return PEERS_RATE_KILO;
+	case 'm': case 'M': return PEERS_RATE_MEGA;
+	case 'g': case 'G': return PEERS_RATE_GIGA;
+	}
+	return -1;
+}
+
+/* One rate value (see peers_parse_rate) into *BPS: NULL, or why it is not
+ * one (for the line's "bad rate DOWN 'VALUE': WHY").  Exact integer
+ * arithmetic: 1.5M is 1500000, and a value that is not a whole number of
+ * bits/s is refused rather than rounded. */
+static const char *
+peers_rate_scan(const char *s, uint64_t *bps)
+{
+	uint64_t mant = 0, scale, v;
+	unsigned digits = 0, frac = 0;
+	int dot = 0, exp = 0;
+	const char *p;
+
+	for (p = s; *p != '\0'; p++) {
+		if (*p >= '0' && *p <= '9') {
+			if (++digits > PEERS_RATE_DIGITS)
+				return "too many digits";
+			mant = mant * 10 + (uint64_t)(*p - '0');
+			if (dot)
+				frac++;
+		} else if (*p == '.' && !dot && digits > 0)
+			dot = 1;
+		else
+			break;
+	}
+	if (digits == 0 || (dot && frac == 0))
+		return "want digits, an optional fraction, then k, M or G";
+	if (*p != '\0') {
+		exp = peers_rate_suffix(*p++);
+		if (exp < 0)
+			return "want digits, an optional fraction, then k, M "
+			    "or G";
+		if (*p != '\0')
+			return "junk after the suffix";
+	}
+	if (frac > (unsigned)exp) {
+		scale = peers_pow10(frac - (unsigned)exp);
+		if (mant % scale != 0)
+			return "not a whole number of bits/s";
+		v = mant / scale;
+	} else {
+		scale = peers_pow10((unsigned)exp - frac);
+		if (mant > PEERS_RATE_MAX / scale)
+			return "over 10G";
+		v = mant * scale;
+	}
+	if (v != 0 && v < PEERS_RATE_MIN)
+		return "under 8k (0 is no limit)";
+	if (v > PEERS_RATE_MAX)
+		return "over 10G";
+	*bps = v;
+	return NULL;
+}
+
+PEERS_API int
+peers_parse_rate(const char *s, uint64_t *bps)
+{
+	uint64_t v;
+
+	if (s == NULL || peers_rate_scan(s, &v) != NULL)
+		return -1;
+	*bps = v;
 	return 0;
 }
 
@@ -390,6 +491,82 @@ peers_free(struct peers *p)
 	free(p);
 }
 
+/* "DOWN/UP" into R's rates.  Returns 0, or -1 with a message in MSG. */
+static int
+peers_rate_pair(const struct peers_token *t, struct peers_rule *r, char *msg,
+    size_t msglen)
+{
+	char show[64], *sep = memchr(t->s, PEERS_RATE_SEP, t->len);
+	const char *why, *dir = "DOWN", *bad = t->s;
+	size_t badlen;
+
+	if (sep == NULL) {
+		snprintf(msg, msglen, "rate '%s' without '/' (want rate DOWN/UP, "
+		    "e.g. rate 4M/1M)", peers_show(t->s, t->len, show,
+		    sizeof(show)));
+		return -1;
+	}
+	/* DOWN ends at the separator: the token is a line copy, ours. */
+	*sep = '\0';
+	badlen = (size_t)(sep - t->s);
+	why = peers_rate_scan(t->s, &r->rate_down);
+	*sep = PEERS_RATE_SEP;
+	if (why == NULL) {
+		dir = "UP";
+		bad = sep + 1;
+		badlen = t->len - (size_t)(bad - t->s);
+		why = peers_rate_scan(bad, &r->rate_up);
+	}
+	if (why != NULL) {
+		snprintf(msg, msglen, "bad rate %s '%s': %s", dir,
+		    peers_show(bad, badlen, show, sizeof(show)), why);
+		return -1;
+	}
+	if (r->rate_down == 0 && r->rate_up == 0) {
+		snprintf(msg, msglen, "rate 0/0 limits nothing: omit rate");
+		return -1;
+	}
+	return 0;
+}
+
+/* What follows the policy: [MODE] [rate DOWN/UP], in that order, into R.
+ * Returns 0, or -1 with a message in MSG. */
+static int
+peers_rule_tail(const struct peers_token *tok, int n, struct peers_rule *r,
+    char *msg, size_t msglen)
+{
+	char show[64];
+	int i = PEERS_POLICY_TOKEN + 1;
+
+	if (i < n && strcmp(tok[i].s, PEERS_RATE_KEYWORD) != 0) {
+		if (peers_mode_parse(tok[i].s, &r->mode) < 0) {
+			snprintf(msg, msglen, "unknown mode '%s' (want stateless "
+			    "or stateful)", peers_show(tok[i].s, tok[i].len,
+			    show, sizeof(show)));
+			return -1;
+		}
+		i++;
+	}
+	if (i < n && strcmp(tok[i].s, PEERS_RATE_KEYWORD) == 0) {
+		if (i + 1 >= n) {
+			snprintf(msg, msglen, "rate without DOWN/UP (e.g. rate "
+			    "4M/1M)");
+			return -1;
+		}
+		if (peers_rate_pair(&tok[i + 1], r, msg, msglen) < 0)
+			return -1;
+		i += 2;
+	}
+	if (i >= n)
+		return 0;
+	if (strcmp(tok[i].s, PEERS_RATE_KEYWORD) == 0)
+		snprintf(msg, msglen, "rate given twice");
+	else
+		snprintf(msg, msglen, "unexpected '%s' after the rule",
+		    peers_show(tok[i].s, tok[i].len, show, sizeof(show)));
+	return -1;
+}
+
 /* Parse one line's tokens into a rule appended to P.  Returns 0, or -1 with
  * a message (no location) in MSG. */
 static int
@@ -416,7 +593,7 @@ peers_rule_add(struct peers *p, size_t *cap, struct peers_token *tok, int n,
 		    r.kind == PEERS_RULE_USER ? "a name" : "an address");
 		return -1;
 	}
-	if (n < 3) {
+	if (n <= PEERS_POLICY_TOKEN) {
 		snprintf(msg, msglen, "%s rule without a policy (require-128, "
 		    "require, allow or deny)", tok[0].s);
 		return -1;
@@ -452,18 +629,14 @@ peers_rule_add(struct peers *p, size_t *cap, struct peers_token *tok, int n,
 			return -1;
 		}
 	}
-	if (peers_policy_parse(tok[2].s, &r.policy) < 0) {
+	if (peers_policy_parse(tok[PEERS_POLICY_TOKEN].s, &r.policy) < 0) {
 		snprintf(msg, msglen, "unknown policy '%s' (want require-128, "
-		    "require, allow or deny)", peers_show(tok[2].s, tok[2].len,
-		    show, sizeof(show)));
+		    "require, allow or deny)", peers_show(tok[PEERS_POLICY_TOKEN].s,
+		    tok[PEERS_POLICY_TOKEN].len, show, sizeof(show)));
 		return -1;
 	}
-	if (n > 3 && peers_mode_parse(tok[3].s, &r.mode) < 0) {
-		snprintf(msg, msglen, "unknown mode '%s' (want stateless or "
-		    "stateful)", peers_show(tok[3].s, tok[3].len, show,
-		    sizeof(show)));
+	if (peers_rule_tail(tok, n, &r, msg, msglen) < 0)
 		return -1;
-	}
 	if (p->n >= PEERS_MAX_RULES) {
 		snprintf(msg, msglen, "more than %d rules", PEERS_MAX_RULES);
 		return -1;

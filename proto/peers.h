@@ -5,14 +5,16 @@
  * fuzzed on its own.  The file format is documented in pptpd-peers(5):
  *
  *     # comment
- *     user    NAME            POLICY [MODE]
- *     address ADDR[/PREFIX]   POLICY [MODE]
+ *     user    NAME            POLICY [MODE] [rate DOWN/UP]
+ *     address ADDR[/PREFIX]   POLICY [MODE] [rate DOWN/UP]
  *
  * POLICY is one of require-128, require, allow, deny; MODE is stateless or
- * stateful.  Precedence when looking up a session: a user rule for the
- * authenticated name first, then the address rule with the longest prefix
- * containing the client's address; with no match the caller applies its
- * default (for the plugin: pppd's own MPPE options, as parsed).
+ * stateful; DOWN (server to client) and UP (client to server) are the
+ * session's rate limits (see peers_parse_rate).  Precedence when looking
+ * up a session: a user rule for the authenticated name first, then the
+ * address rule with the longest prefix containing the client's address;
+ * with no match the caller applies its default (for the plugin: pppd's
+ * own MPPE options, as parsed, and no rate limit).
  *
  * Every function that can fail writes "FILE:LINE: reason" (or "FILE: reason"
  * for errors about the file as a whole) into the caller's error buffer.
@@ -35,6 +37,11 @@
 #define PEERS_MAX_NAME     255           /* bytes in a user name (pppd: 256-1) */
 #define PEERS_MAX_RULES    65536
 #define PEERS_ERR_MAX      512           /* a good size for error buffers */
+/* A rule's rate, bits/s each way: 0 (no limit that way) or within these.
+ * Below 8k a full-sized packet would wait over a second; above 10G is no
+ * limit on any link pptpd serves.  pptpd's shaper takes the same bounds. */
+#define PEERS_RATE_MIN     8000ULL
+#define PEERS_RATE_MAX     10000000000ULL
 
 enum peers_policy {
 	PEERS_POLICY_NONE = 0,   /* no rule matched: caller's default */
@@ -64,6 +71,8 @@ struct peers_rule {
 	int family;               /* PEERS_RULE_ADDRESS: AF_INET or AF_INET6 */
 	uint8_t addr[16];         /* network address, host bits zero */
 	unsigned prefix;          /* 0..32 or 0..128 */
+	uint64_t rate_down;       /* bits/s server to client, 0: no limit */
+	uint64_t rate_up;         /* bits/s client to server, 0: no limit */
 };
 
 struct peers {
@@ -95,6 +104,13 @@ PEERS_API const struct peers_rule *peers_match(const struct peers *p,
  * -1 with a reason in ERR (no file/line prefix). */
 PEERS_API int peers_parse_net(const char *s, int *family, uint8_t addr[16],
     unsigned *prefix, char *err, size_t errlen);
+
+/* Parse one rate: decimal digits, an optional fraction, an optional
+ * suffix k, M or G (either case; powers of 1000), in bits/s: "512k",
+ * "1.5M", "10G", "8000".  Returns 0 with *BPS set when it is a whole
+ * number of bits/s that is 0 or within PEERS_RATE_MIN..PEERS_RATE_MAX,
+ * else -1. */
+PEERS_API int peers_parse_rate(const char *s, uint64_t *bps);
 
 /* Keyword of a policy / mode ("require-128", "stateless", ...);
  * "default" for the NONE/DEFAULT values. */

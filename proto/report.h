@@ -48,6 +48,17 @@
  *       session_limit=N  (opt) RADIUS' Port-Limit: the sessions this user
  *                        may hold at once; pptpd applies it instead of
  *                        sessions-per-user
+ *       rate_down=BITS   (opt) the session's rate limit server to client,
+ *                        decimal bits/s, 0 = none that way; pptpd shapes
+ *                        the ppp interface's egress to it
+ *       rate_up=BITS     (opt) client to server, the same; pptpd polices
+ *                        the interface's ingress to it. rate_down,
+ *                        rate_up and rate_src come together or not at
+ *                        all, each rate 0 or 8000..10000000000, not both 0
+ *       rate_src=radius|FILE:LINE  (opt) where the rate came from: RADIUS'
+ *                        WISPr-Bandwidth-Max-Down/-Up (either sent: the
+ *                        other way is 0), else the matched pptpd-peers
+ *                        rule's `rate`
  *
  *   event=up     IPCP is up: the session carries traffic
  *       call pid user client

@@ -344,6 +344,166 @@ test_parse_net(void **state)
 	    sizeof(err)), -1);
 }
 
+/* One rate value: digits, an optional fraction, k/M/G (either case, powers
+ * of 1000), a whole number of bits/s, 0 or 8k..10G. */
+static void
+test_parse_rate(void **state)
+{
+	static const struct { const char *s; uint64_t want; } good[] = {
+		{ "0", 0 }, { "8000", 8000 }, { "8k", 8000 }, { "8K", 8000 },
+		{ "512k", 512000 }, { "4M", 4000000 }, { "4m", 4000000 },
+		{ "1.5M", 1500000 }, { "1.5m", 1500000 }, { "0.5G", 500000000 },
+		{ "10G", 10000000000ULL }, { "10g", 10000000000ULL },
+		{ "10000000000", 10000000000ULL }, { "9.999999999G", 9999999999ULL },
+		{ "8.000k", 8000 }, { "0.008M", 8000 }, { "0k", 0 }, { "0.0", 0 },
+		{ "008k", 8000 }, { "1.000001M", 1000001 },
+		{ "000000000000000008k", 8000 },   /* 18 digits: the most */
+	};
+	static const char *const bad[] = {
+		"", "k", "M", ".5M", "5.M", "1.5.1M", "1,5M", "-8k", "+8k", " 8k",
+		"8k ", "8kb", "8kk", "8T", "8 k", "1e6", "0x2000", "7999", "7.999k",
+		"10000000001", "10.000000001G", "11G", "8000.5", "1.0000001k",
+		"18446744073709551616", "1234567890123456789", "0.000001k",
+		"99999999999999999G", "0000000000000000008k",
+	};
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		v = 42;
+		if (peers_parse_rate(good[i].s, &v) != 0)
+			fail_msg("'%s' refused", good[i].s);
+		if (v != good[i].want)
+			fail_msg("'%s' is %llu, want %llu", good[i].s,
+			    (unsigned long long)v,
+			    (unsigned long long)good[i].want);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 42;
+		if (peers_parse_rate(bad[i], &v) != -1)
+			fail_msg("'%s' taken as %llu", bad[i],
+			    (unsigned long long)v);
+		assert_int_equal(v, 42);   /* untouched */
+	}
+	assert_int_equal(peers_parse_rate(NULL, &v), -1);
+	/* The bounds, both sides. */
+	assert_int_equal(peers_parse_rate("7999", &v), -1);
+	assert_int_equal(peers_parse_rate("8000", &v), 0);
+	assert_int_equal(peers_parse_rate("10000000000", &v), 0);
+	assert_int_equal(peers_parse_rate("10000000001", &v), -1);
+}
+
+/* `rate DOWN/UP` after POLICY [MODE]: DOWN is server to client. */
+static void
+test_rate_rules(void **state)
+{
+	struct peers *p = parse_ok(
+	    "user alice require-128 stateless rate 4M/1M\n"
+	    "address 198.18.5.0/24 allow rate 512k/256k\n"
+	    "user bob allow rate 0/1.5M   # up only\n"
+	    "user carol deny stateful rate 10G/0\n"
+	    "user dave deny\n"
+	    "user rate allow rate 8k/8K\n");
+	const struct peers_rule *r = p->rules;
+
+	assert_int_equal(p->n, 6);
+	assert_int_equal(r[0].mode, PEERS_STATELESS);
+	assert_int_equal(r[0].rate_down, 4000000);
+	assert_int_equal(r[0].rate_up, 1000000);
+	assert_int_equal(r[1].kind, PEERS_RULE_ADDRESS);
+	assert_int_equal(r[1].policy, PEERS_ALLOW);
+	assert_int_equal(r[1].mode, PEERS_MODE_DEFAULT);
+	assert_int_equal(r[1].rate_down, 512000);
+	assert_int_equal(r[1].rate_up, 256000);
+	assert_int_equal(r[2].rate_down, 0);
+	assert_int_equal(r[2].rate_up, 1500000);
+	assert_int_equal(r[3].mode, PEERS_STATEFUL);
+	assert_int_equal(r[3].rate_down, 10000000000ULL);
+	assert_int_equal(r[3].rate_up, 0);
+	/* No rate: none either way. */
+	assert_int_equal(r[4].rate_down, 0);
+	assert_int_equal(r[4].rate_up, 0);
+	/* A user may be called "rate". */
+	assert_string_equal(r[5].user, "rate");
+	assert_int_equal(r[5].rate_down, 8000);
+	assert_int_equal(r[5].rate_up, 8000);
+	assert_int_equal(peers_match(p, "alice", NULL)->rate_down, 4000000);
+	assert_int_equal(peers_match(p, "eve", "198.18.5.9")->rate_up, 256000);
+	peers_free(p);
+}
+
+static void
+test_rate_errors(void **state)
+{
+	EXPECT_ERR("user alice allow rate\n",
+	    "peers:1: rate without DOWN/UP (e.g. rate 4M/1M)");
+	EXPECT_ERR("user alice allow stateless rate # soon\n",
+	    "peers:1: rate without DOWN/UP (e.g. rate 4M/1M)");
+	EXPECT_ERR("user alice allow rate 4M\n",
+	    "peers:1: rate '4M' without '/' (want rate DOWN/UP, e.g. rate "
+	    "4M/1M)");
+	EXPECT_ERR("user alice allow rate 0/0\n",
+	    "peers:1: rate 0/0 limits nothing: omit rate");
+	EXPECT_ERR("user alice allow rate 0k/0.0\n",
+	    "peers:1: rate 0/0 limits nothing: omit rate");
+	/* The bounds: 8k..10G each way. */
+	EXPECT_ERR("user alice allow rate 7999/1M\n",
+	    "peers:1: bad rate DOWN '7999': under 8k (0 is no limit)");
+	EXPECT_ERR("user alice allow rate 1M/7.999k\n",
+	    "peers:1: bad rate UP '7.999k': under 8k (0 is no limit)");
+	EXPECT_ERR("user alice allow rate 10.000000001G/1M\n",
+	    "peers:1: bad rate DOWN '10.000000001G': over 10G");
+	EXPECT_ERR("user alice allow rate 1M/11G\n",
+	    "peers:1: bad rate UP '11G': over 10G");
+	EXPECT_ERR("user alice allow rate 99999999999999999G/1M\n",
+	    "peers:1: bad rate DOWN '99999999999999999G': over 10G");
+	EXPECT_ERR("user alice allow rate 1M/1234567890123456789\n",
+	    "peers:1: bad rate UP '1234567890123456789': too many digits");
+	/* Suffixes and junk. */
+	EXPECT_ERR("user alice allow rate 4T/1M\n",
+	    "peers:1: bad rate DOWN '4T': want digits, an optional fraction, "
+	    "then k, M or G");
+	EXPECT_ERR("user alice allow rate 4Mb/1M\n",
+	    "peers:1: bad rate DOWN '4Mb': junk after the suffix");
+	EXPECT_ERR("user alice allow rate 4M/1Mbit\n",
+	    "peers:1: bad rate UP '1Mbit': junk after the suffix");
+	EXPECT_ERR("user alice allow rate /1M\n",
+	    "peers:1: bad rate DOWN '': want digits, an optional fraction, "
+	    "then k, M or G");
+	EXPECT_ERR("user alice allow rate 1M/\n",
+	    "peers:1: bad rate UP '': want digits, an optional fraction, "
+	    "then k, M or G");
+	EXPECT_ERR("user alice allow rate 1M/1M/1M\n",
+	    "peers:1: bad rate UP '1M/1M': junk after the suffix");
+	EXPECT_ERR("user alice allow rate .5M/1M\n",
+	    "peers:1: bad rate DOWN '.5M': want digits, an optional fraction, "
+	    "then k, M or G");
+	EXPECT_ERR("user alice allow rate 8000.5/1M\n",
+	    "peers:1: bad rate DOWN '8000.5': not a whole number of bits/s");
+	EXPECT_ERR("user alice allow rate -1M/1M\n",
+	    "peers:1: bad rate DOWN '-1M': want digits, an optional fraction, "
+	    "then k, M or G");
+	/* Twice, out of order, or with more after it. */
+	EXPECT_ERR("user alice allow rate 1M/1M rate 2M/2M\n",
+	    "peers:1: rate given twice");
+	EXPECT_ERR("user alice allow stateless rate 1M/1M rate 2M/2M\n",
+	    "peers:1: rate given twice");
+	EXPECT_ERR("user alice allow rate 1M/1M stateless\n",
+	    "peers:1: unexpected 'stateless' after the rule");
+	EXPECT_ERR("user alice allow stateless rate 1M/1M extra\n",
+	    "peers:1: unexpected 'extra' after the rule");
+	EXPECT_ERR("user alice allow stateless rate 1M/1M rate 2M/2M x\n",
+	    "peers:1: unexpected 'x' after the rule");
+	EXPECT_ERR("user alice allow rated 1M/1M\n",
+	    "peers:1: unknown mode 'rated' (want stateless or stateful)");
+	EXPECT_ERR("user alice rate 1M/1M\n",
+	    "peers:1: unknown policy 'rate' (want require-128, require, allow "
+	    "or deny)");
+	/* The line is named. */
+	EXPECT_ERR("user alice allow\n\naddress 198.18.0.0/24 deny rate 1/1\n",
+	    "peers:3: bad rate DOWN '1': under 8k (0 is no limit)");
+}
+
 static void
 test_names(void **state)
 {
@@ -400,7 +560,10 @@ test_garbage(void **state)
 		"address 198.18.0.0/24 allow\n",
 		"user \"a b\\\"c\" deny # x\n",
 		"address 2001:db8::/32 require stateful\r\n",
+		"user alice allow stateless rate 1.5M/512k\n",
+		"address 198.18.5.0/24 deny rate 0/10G\n",
 	};
+	const size_t nseeds = sizeof(seeds) / sizeof(seeds[0]);
 	uint32_t x = 12345;
 	char buf[512];
 	int i;
@@ -412,7 +575,7 @@ test_garbage(void **state)
 
 		x = x * 1103515245u + 12345u;
 		if (i % 2) {
-			const char *s = seeds[(x >> 8) % 4];
+			const char *s = seeds[(x >> 8) % nseeds];
 			len = strlen(s);
 			memcpy(buf, s, len);
 			for (j = 0; j < 3; j++) {
@@ -423,7 +586,7 @@ test_garbage(void **state)
 			len = (x >> 8) % sizeof(buf);
 			for (j = 0; j < len; j++) {
 				x = x * 1103515245u + 12345u;
-				buf[j] = " \t\n\"#/:.0123456789aeruslowdny-"[(x >> 12) % 31];
+				buf[j] = " \t\n\"#/:.0123456789aeruslowdny-kMGt"[(x >> 12) % 35];
 			}
 		}
 		if (peers_parse(buf, len, "fuzz", &p, err, sizeof(err)) == 0) {
@@ -451,6 +614,9 @@ main(void)
 		cmocka_unit_test(test_match_precedence),
 		cmocka_unit_test(test_match_prefix_boundaries),
 		cmocka_unit_test(test_parse_net),
+		cmocka_unit_test(test_parse_rate),
+		cmocka_unit_test(test_rate_rules),
+		cmocka_unit_test(test_rate_errors),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_garbage),
