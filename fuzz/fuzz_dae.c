@@ -8,7 +8,9 @@
  *  - once signed with the secret (flag bit 0) it verifies, and with one
  *    octet of it changed it does not;
  *  - the answer, Proxy-States echoed, parses again and is of the size
- *    built.
+ *    built;
+ *  - a request decoded without a NAK has a rate (WISPr) exactly when it
+ *    is a CoA-Request.
  *
  * Input: 1 flags byte (bit 0: sign the packet first), then the datagram. */
 #include <openssl/evp.h>
@@ -121,6 +123,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cause != 0 && why == NULL)
 		abort();
 	if (dm.has_user && strlen(dm.user) == 0)
+		abort();
+	/* a request served carries a rate exactly when it is a CoA (the
+	 * only change pptpd makes) */
+	if (cause == 0 && (p.code == RADIUS_COA_REQUEST) !=
+	    (dm.has_rate_down || dm.has_rate_up))
 		abort();
 	check_answer(&p, cause);
 	free(buf);

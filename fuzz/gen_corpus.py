@@ -251,6 +251,11 @@ dae_seeds = {
     "proxy-states": (1, radius(40, 4, [alice, (PROXY, b"\1\2"),
                                        (PROXY, b"x" * 253)])),
     "coa": (1, radius(43, 5, [alice])),
+    # WISPr (vendor 14122) Bandwidth-Max-Down (8) and -Up (7), bits/s
+    "coa-rate": (1, radius(43, 20, [alice, (26, struct.pack(
+        "!IBBIBBI", 14122, 8, 6, 2000000, 7, 6, 512000))])),
+    "coa-rate-bad": (1, radius(43, 21, [alice, (26, struct.pack(
+        "!IBBH", 14122, 8, 9, 7))])),
     "unsupported": (1, radius(40, 6, [alice, (5, b"\0\0\0\1"), (26, b"\0" * 8)])),
     "missing": (1, radius(40, 7, [(NAS_ID, b"pptp1")])),
     "twice": (1, radius(40, 8, [alice, (USER, b"bob")])),

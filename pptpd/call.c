@@ -43,6 +43,8 @@
 #include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
+#include "pptpd/shaper.h"
+#include "proto/peers.h"
 #include "proto/report.h"
 #include "common/strclean.h"
 
@@ -582,6 +584,131 @@ call_mss_renew(struct call *c)
 		call_mss_add(c);
 }
 
+/* ---- per-user rate limits (shaper.h) */
+
+/* The plugin checks a rate against the peers module's bounds before it
+ * reports it; pptpd checks it again against the shaper's: one range. */
+_Static_assert(SHAPER_RATE_MIN == PEERS_RATE_MIN &&
+    SHAPER_RATE_MAX == PEERS_RATE_MAX, "one range of rates");
+
+const char *
+call_rate_str(const struct call *c, char *buf, size_t len)
+{
+	char d[16], u[16];
+
+	if (c->rate_down == 0 && c->rate_up == 0)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "%s/%s",
+		    c->rate_down ? shaper_rate_str(c->rate_down, d, sizeof(d)) : "-",
+		    c->rate_up ? shaper_rate_str(c->rate_up, u, sizeof(u)) : "-");
+	return buf;
+}
+
+/* The rate set on the session's interface (IPCP up), or taken off it
+ * when it has none now. On failure what was set stays set. */
+static int
+call_shape(struct call *c, char *why, size_t whylen)
+{
+	int limited = c->rate_down != 0 || c->rate_up != 0;
+
+	if (c->ifname[0] == '\0' || (c->shaped_ifindex == 0 && !limited))
+		return 0;
+	if (c->calls->shaper == NULL) {
+		snprintf(why, whylen, "no netlink socket for traffic control");
+		return -1;
+	}
+	unsigned ix = shaper_set(c->calls->shaper, c->ifname, c->rate_down,
+	    c->rate_up, why, whylen);
+	if (ix == 0)
+		return -1;
+	c->shaped_ifindex = limited ? ix : 0;
+	return 0;
+}
+
+/* IPCP came up: the session's rate on its interface. A failure costs
+ * the session its limit, never the session (as MSS clamping). */
+static void
+call_shape_up(struct call *c)
+{
+	char why[160], r[40];
+
+	if (call_shape(c, why, sizeof(why)) < 0)
+		log_msg(LOG_ERR, "call %u/%u %s: user %s: rate %s (%s) not set on "
+		    "%s: %s", c->id, c->peer_id, c->client_str,
+		    c->user[0] ? c->user : "-", call_rate_str(c, r, sizeof(r)),
+		    c->rate_src, c->ifname, why);
+}
+
+/* Off the interface it was set on (by its index: a later session may
+ * have an interface of the same name already). */
+static void
+call_unshape(struct call *c)
+{
+	if (c->shaped_ifindex != 0 && c->calls->shaper != NULL)
+		shaper_clear(c->calls->shaper, c->shaped_ifindex);
+	c->shaped_ifindex = 0;
+}
+
+/* The plugin's "auth": the rate the peers file or RADIUS gave this user
+ * (report.h: rate_down, rate_up, rate_src). A malformed one is ignored
+ * with a line, as the report is outside input. */
+static void
+call_take_rate(struct call *c, const struct report_msg *m)
+{
+	uint64_t down = 0, up = 0;
+	const char *src = report_get(m, "rate_src");
+
+	c->rate_down = c->rate_up = 0;
+	c->rate_src[0] = '\0';
+	if (report_get(m, "rate_down") == NULL && report_get(m, "rate_up") == NULL)
+		return;
+	if ((report_get(m, "rate_down") != NULL &&
+	    report_get_u64(m, "rate_down", &down) < 0) ||
+	    (report_get(m, "rate_up") != NULL &&
+	    report_get_u64(m, "rate_up", &up) < 0) ||
+	    !shaper_rate_ok(down) || !shaper_rate_ok(up)) {
+		log_rl(c->calls->rl_input, loop_now(c->calls->loop), LOG_WARNING,
+		    "call %u/%u %s: the rate in pppd %d's report is not one we "
+		    "take: no limit", c->id, c->peer_id, c->client_str, (int)c->pid);
+		return;
+	}
+	c->rate_down = down;
+	c->rate_up = up;
+	snprintf(c->rate_src, sizeof(c->rate_src), "%s", src ? src : "plugin");
+	str_clean_inplace(c->rate_src);
+}
+
+int
+call_set_rate(struct call *c, int has_down, uint64_t down, int has_up,
+    uint64_t up, const char *src, char *why, size_t whylen)
+{
+	uint64_t od = c->rate_down, ou = c->rate_up;
+	char r[40];
+
+	if ((has_down && !shaper_rate_ok(down)) || (has_up && !shaper_rate_ok(up))) {
+		snprintf(why, whylen, "a rate outside %llu..%llu bits/s",
+		    (unsigned long long)SHAPER_RATE_MIN,
+		    (unsigned long long)SHAPER_RATE_MAX);
+		return -1;
+	}
+	if (has_down)
+		c->rate_down = down;
+	if (has_up)
+		c->rate_up = up;
+	if (call_shape(c, why, whylen) < 0) {
+		c->rate_down = od;
+		c->rate_up = ou;
+		return -1;
+	}
+	snprintf(c->rate_src, sizeof(c->rate_src), "%s", src);
+	log_msg(LOG_NOTICE, "call %u/%u %s: user %s: rate now %s (%s)%s",
+	    c->id, c->peer_id, c->client_str, c->user[0] ? c->user : "-",
+	    c->rate_down || c->rate_up ? call_rate_str(c, r, sizeof(r)) :
+	    "unlimited", src, c->ifname[0] ? "" : ", set when IPCP is up");
+	return 0;
+}
+
 /* A /64 for the session when there is an IPv6 pool. Without one left the
  * session is IPv4 only (pppd is not given +ipv6), not refused. */
 static void
@@ -829,6 +956,7 @@ call_finish(struct call *c)
 		gre_engine_ignore_call(s->gre, c->id, 0);
 	call_unguard(c, 1);
 	call_mss_del(c);
+	call_unshape(c);
 	call_ipv6_down(c);
 	call_release_prefix6(c);
 	client_call_gone(c->client);
@@ -852,6 +980,7 @@ call_destroy(struct call *c)
 		gre_engine_ignore_call(c->calls->gre, c->id, 0);
 	call_unguard(c, 0);
 	call_mss_del(c);
+	call_unshape(c);
 	call_ipv6_down(c);
 	gre_call_free(c->gre);
 	if (c->pty >= 0)
@@ -1328,6 +1457,8 @@ call_log_up_mss(struct call *c, const struct report_msg *m)
 	if (c->mss_on && strcmp(c->ifname, ifname) == 0)
 		return;   /* the same interface, clamped already */
 	call_mss_del(c);
+	if (strcmp(c->ifname, ifname) != 0)
+		call_unshape(c);   /* the rate goes on the new one (call_shape_up) */
 	if (strlen(ifname) >= sizeof(c->ifname) || !mss_ifname_ok(ifname)) {
 		if (c->calls->mss != NULL)
 			log_msg(LOG_WARNING, "call %u/%u %s: user %s: TCP MSS not "
@@ -1353,6 +1484,7 @@ call_log_session(struct call *c, const struct report_msg *m)
 		    call_fact(m, "rule"));
 		if (call_check_user_limit(c, m, peer) < 0)
 			return;
+		call_take_rate(c, m);
 		/* RADIUS' Framed-IP-Address: claimed before IPCP gives it out. */
 		if (report_get(m, "framed_ip") != NULL &&
 		    call_claim_address(c, report_get(m, "framed_ip")) < 0)
@@ -1372,16 +1504,19 @@ call_log_session(struct call *c, const struct report_msg *m)
 		if (call_claim_address(c, c->tunnel) < 0)
 			return;
 		call_log_up_mss(c, m);
-		char p6[INET6_ADDRSTRLEN + 4];
+		call_shape_up(c);
+		char p6[INET6_ADDRSTRLEN + 4], r[40];
 		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "
-		    "tunnel %s%s%s mppe %s%s policy %s%s%s", c->id, c->peer_id, c->user,
+		    "tunnel %s%s%s%s%s mppe %s%s policy %s%s%s", c->id, c->peer_id, c->user,
 		    peer, c->tunnel, c->has_prefix6 ? " ipv6 " : "",
-		    call_prefix6_str(c, p6, sizeof(p6)), c->mppe,
+		    call_prefix6_str(c, p6, sizeof(p6)), c->shaped_ifindex ? " rate " : "",
+		    c->shaped_ifindex ? call_rate_str(c, r, sizeof(r)) : "", c->mppe,
 		    c->stateless < 0 ? "" : c->stateless ? " stateless" : " stateful",
 		    call_fact(m, "policy"), c->acct_session_id[0] ? " acct-session-id " : "",
 		    c->acct_session_id);
 	} else if (strcmp(m->event, "down") == 0) {
 		call_mss_del(c);
+		call_unshape(c);
 		c->ifname[0] = '\0';
 		char p6[INET6_ADDRSTRLEN + 4];
 		log_msg(LOG_NOTICE, "session end: call %u/%u user %s client %s tunnel %s%s%s "

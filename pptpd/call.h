@@ -26,6 +26,7 @@ struct nd;
 struct pool;
 struct pool6;
 struct pptp_msg;
+struct shaper;
 struct conf;
 
 /* Our receive window (OCRP): what the reorder buffer can hold. */
@@ -102,6 +103,7 @@ struct calls {
 	struct mss        *mss;       /* TCP MSS clamping; NULL when off */
 	struct pool6      *pool6;     /* ipv6-prefix-pool; NULL: no IPv6 */
 	struct nd         *nd;        /* its routes and advertisements */
+	struct shaper     *shaper;    /* per-user rates; NULL: none can be set */
 	struct ratelimit   rl_call;   /* calls started and ended */
 	struct ratelimit  *rl_input;  /* rejected control input (ctrl.c's too) */
 	/* A call ended with these GRE counters (they leave with the call). */
@@ -190,6 +192,13 @@ struct call {
 	int               has_prefix6;
 	struct in6_addr   prefix6;
 	char              ifname6[MSS_IFNAME_MAX + 1];
+	/* Its rate limit (bits/s, 0: none that way; shaper.h) and where it
+	 * came from: the peers file's rule ("FILE:LINE"), "radius" or "coa";
+	 * the interface it is set on now (its index: shaper_clear's key),
+	 * 0 when it is not. */
+	uint64_t          rate_down, rate_up;
+	char              rate_src[REPORT_MAX_VALUE + 1];
+	unsigned          shaped_ifindex;
 };
 
 /* Answer an OCRQ: allocate addresses and a Call ID, start pppd. On failure
@@ -249,6 +258,14 @@ void call_pty_closed(struct call *c, int err);
 
 void call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm);
 
+/* A new rate for the session (a CoA-Request): `down`, `up` in bits/s
+ * (0: none that way), each only when its has_ flag is set; set on its
+ * interface at once if IPCP is up, else when it comes up. 0, or -1 with
+ * `why` (the shaper could not set it: the session keeps its old one). */
+int  call_set_rate(struct call *c, int has_down, uint64_t down, int has_up,
+    uint64_t up, const char *src, char *why, size_t whylen);
+/* "4M/1M" (down/up, "-" for none that way) into buf; "" without a rate. */
+const char *call_rate_str(const struct call *c, char *buf, size_t len);
 /* The session's /64 as "2001:db8:1:2::/64" into buf; "" without one. */
 const char *call_prefix6_str(const struct call *c, char *buf, size_t len);
 

@@ -186,18 +186,30 @@ ctl_session_line(struct ctl_out *o, const struct call *c, uint64_t now)
 	struct ctl_session f;
 	char mppe[24];
 	ctl_session_get(c, now, &f);
-	char p6[INET6_ADDRSTRLEN + 4];
-	out_printf(o, "%u/%u user %s client %s tunnel %s%s%s mppe %s state %s "
+	char p6[INET6_ADDRSTRLEN + 4], r[40];
+	out_printf(o, "%u/%u user %s client %s tunnel %s%s%s%s%s mppe %s state %s "
 	    "uptime %llus rx %llu bytes %llu packets tx %llu bytes %llu packets "
 	    "lost %llu reordered %llu\n", c->id, c->peer_id, f.user ? f.user : "-",
 	    c->client_str, f.tunnel[0] ? f.tunnel : "-",
 	    c->ifname6[0] ? " " : "", c->ifname6[0] ?
 	    call_prefix6_str(c, p6, sizeof(p6)) : "",
+	    c->rate_down || c->rate_up ? " rate " : "",
+	    call_rate_str(c, r, sizeof(r)),
 	    ctl_mppe_str(&f, mppe, sizeof(mppe)), f.state,
 	    (unsigned long long)f.uptime_s, (unsigned long long)f.gre.rx_bytes,
 	    (unsigned long long)f.gre.rx_packets, (unsigned long long)f.gre.tx_bytes,
 	    (unsigned long long)f.gre.tx_packets, (unsigned long long)f.gre.rx_lost,
 	    (unsigned long long)f.gre.rx_reordered);
+}
+
+/* A rate in bits/s, null for none that way. */
+static void
+ctl_json_rate(struct ctl_out *o, const char *key, uint64_t bps)
+{
+	if (bps)
+		out_printf(o, ",\"%s\":%llu", key, (unsigned long long)bps);
+	else
+		out_printf(o, ",\"%s\":null", key);
 }
 
 static void
@@ -226,6 +238,13 @@ ctl_session_json(struct ctl_out *o, const struct call *c, uint64_t now)
 	out_json_str_or_null(o, c->has_prefix6 ?
 	    call_prefix6_str(c, p6, sizeof(p6)) : NULL);
 	out_printf(o, ",\"ipv6_up\":%s", c->ifname6[0] ? "true" : "false");
+	/* Its rate limit (bits/s, null: none that way), where it came from
+	 * and whether it is set on its interface now. */
+	ctl_json_rate(o, "rate_down", c->rate_down);
+	ctl_json_rate(o, "rate_up", c->rate_up);
+	out_printf(o, ",\"rate_source\":");
+	out_json_str_or_null(o, c->rate_src[0] ? c->rate_src : NULL);
+	out_printf(o, ",\"rate_set\":%s", c->shaped_ifindex ? "true" : "false");
 	/* What its SYNs are clamped to (IPv4), null when they are not. */
 	if (c->mss_on)
 		out_printf(o, ",\"tcp_mss\":%u", c->mss);
@@ -261,6 +280,11 @@ ctl_session_show(struct ctl_out *o, const struct call *c, uint64_t now)
 		out_printf(o, "interface:   %s\n", c->ifname);
 	if (c->mss_on)
 		out_printf(o, "tcp mss:     clamped to %u (IPv4)\n", c->mss);
+	if (c->rate_down || c->rate_up) {
+		char r[40];
+		out_printf(o, "rate:        %s down/up (%s)%s\n", call_rate_str(c,
+		    r, sizeof(r)), c->rate_src, c->shaped_ifindex ? "" : " not set");
+	}
 	if (c->has_prefix6) {
 		char p6[INET6_ADDRSTRLEN + 4];
 		out_printf(o, "ipv6:        %s %s\n", call_prefix6_str(c, p6,

@@ -19,6 +19,7 @@
 #include "pptpd/log.h"
 #include "proto/msg.h"
 #include "pptpd/radius.h"
+#include "pptpd/shaper.h"
 #include "common/strclean.h"
 
 _Static_assert(CALL_NAME_MAX >= RADIUS_ATTR_MAX_VAL,
@@ -172,14 +173,21 @@ struct dae_verdict {
 	uint32_t     cause;
 	const char  *why;
 	struct call *hung_up;
+	struct call *changed;    /* a CoA-Request's session, its rate set */
+	char         whybuf[160];   /* `why` when it is not a static text */
 };
 
-/* A Disconnect-Request that radius_dm_decode() and the NAS-IP-Address
- * check let through: exactly one session is hung up (one already hanging
- * up counts: it is going). */
-static void
-dae_disconnect(struct dae *d, const struct dae_dgram *g, struct radius_dm *dm,
-    struct dae_verdict *v)
+/* The NAK of a request's code. */
+static uint8_t
+dae_nak(uint8_t code)
+{
+	return code == RADIUS_COA_REQUEST ? RADIUS_COA_NAK : RADIUS_DISCONNECT_NAK;
+}
+
+/* The one session a request names: NULL with the NAK's cause set in `v`
+ * when none or more than one does. */
+static struct call *
+dae_one(struct dae *d, struct radius_dm *dm, struct dae_verdict *v)
 {
 	struct callsel sel;
 	struct call *c, *one = NULL;
@@ -188,14 +196,59 @@ dae_disconnect(struct dae *d, const struct dae_dgram *g, struct radius_dm *dm,
 	dae_selector(dm, &sel);
 	for (c = NULL; (c = callsel_next(&sel, d->calls, c)) != NULL; n++)
 		one = c;
-	v->code = RADIUS_DISCONNECT_NAK;
 	if (n == 0) {
 		v->cause = RADIUS_ERR_SESSION_NOT_FOUND;
 		v->why = "no session matches";
 	} else if (n > 1) {
 		v->cause = RADIUS_ERR_MULTIPLE_SESSIONS;
-		v->why = "more than one session matches; none hung up";
-	} else {
+		v->why = "more than one session matches; none changed";
+	}
+	return n == 1 ? one : NULL;
+}
+
+/* A CoA-Request that radius_dm_decode() and the NAS-IP-Address check let
+ * through: the one session it names gets its new rate (WISPr). */
+static void
+dae_coa(struct dae *d, struct radius_dm *dm, struct dae_verdict *v)
+{
+	struct call *one;
+
+	v->code = RADIUS_COA_NAK;
+	if ((dm->has_rate_down && !shaper_rate_ok(dm->rate_down)) ||
+	    (dm->has_rate_up && !shaper_rate_ok(dm->rate_up))) {
+		v->cause = RADIUS_ERR_INVALID_ATTRIBUTE_VALUE;
+		v->why = "a rate neither 0 nor within the bounds pptpd sets";
+		return;
+	}
+	if ((one = dae_one(d, dm, v)) == NULL)
+		return;
+	if (one->state != CALL_ACTIVE) {
+		v->cause = RADIUS_ERR_SESSION_NOT_FOUND;
+		v->why = "the session is being hung up";
+		return;
+	}
+	if (call_set_rate(one, dm->has_rate_down, dm->rate_down,
+	    dm->has_rate_up, dm->rate_up, "coa", v->whybuf,
+	    sizeof(v->whybuf)) < 0) {
+		v->cause = RADIUS_ERR_RESOURCES_UNAVAILABLE;
+		v->why = v->whybuf;
+		return;
+	}
+	v->code = RADIUS_COA_ACK;
+	v->changed = one;
+}
+
+/* A Disconnect-Request that radius_dm_decode() and the NAS-IP-Address
+ * check let through: exactly one session is hung up (one already hanging
+ * up counts: it is going). */
+static void
+dae_disconnect(struct dae *d, const struct dae_dgram *g, struct radius_dm *dm,
+    struct dae_verdict *v)
+{
+	struct call *one;
+
+	v->code = RADIUS_DISCONNECT_NAK;
+	if ((one = dae_one(d, dm, v)) != NULL) {
 		char reason[sizeof(one->hangup_reason)];
 		snprintf(reason, sizeof(reason), "RADIUS Disconnect-Request from %s",
 		    inet_ntoa(g->from.sin_addr));
@@ -213,13 +266,9 @@ dae_decide(struct dae *d, const struct dae_dgram *g, const struct radius_pkt *p,
     struct radius_dm *dm, uint32_t cause, const char *why,
     struct dae_verdict *v)
 {
-	*v = (struct dae_verdict){ .code = RADIUS_DISCONNECT_NAK, .cause = cause,
+	*v = (struct dae_verdict){ .code = dae_nak(p->code), .cause = cause,
 	    .why = why };
-	if (p->code == RADIUS_COA_REQUEST) {
-		v->code = RADIUS_COA_NAK;
-		v->cause = RADIUS_ERR_UNSUPPORTED_SERVICE;
-		v->why = "CoA is not supported";
-	} else if (cause != 0)
+	if (cause != 0)
 		;
 	else if (dm->has_nas_ip && !dae_nas_ip_ours(d, g, dm->nas_ip)) {
 		v->cause = RADIUS_ERR_NAS_ID_MISMATCH;
@@ -227,7 +276,9 @@ dae_decide(struct dae *d, const struct dae_dgram *g, const struct radius_pkt *p,
 	} else if (dae_cache_full(d)) {
 		v->cause = RADIUS_ERR_RESOURCES_UNAVAILABLE;
 		v->why = "the replay cache is full";
-	} else
+	} else if (p->code == RADIUS_COA_REQUEST)
+		dae_coa(d, dm, v);
+	else
 		dae_disconnect(d, g, dm, v);
 }
 
@@ -237,9 +288,16 @@ dae_log_verdict(struct dae *d, const struct dae_dgram *g,
     const struct radius_pkt *p, const struct dae_verdict *v)
 {
 	const struct call *c = v->hung_up;
-	char cbuf[16];
+	char cbuf[16], r[40];
 
-	if (c != NULL)
+	if (v->changed != NULL)
+		log_rl(&d->rl_req, dae_now(d), LOG_NOTICE, "dae: CoA-Request id %u "
+		    "from %s: call %u/%u %s user %s: rate %s", p->id, g->from_str,
+		    v->changed->id, v->changed->peer_id, v->changed->client_str,
+		    v->changed->user[0] ? v->changed->user : "-",
+		    v->changed->rate_down || v->changed->rate_up ?
+		    call_rate_str(v->changed, r, sizeof(r)) : "unlimited");
+	else if (c != NULL)
 		log_rl(&d->rl_req, dae_now(d), LOG_NOTICE, "dae: Disconnect-Request "
 		    "id %u from %s: call %u/%u %s user %s hung up", p->id,
 		    g->from_str, c->id, c->peer_id, c->client_str,

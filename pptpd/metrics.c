@@ -26,6 +26,7 @@
 #include "pptpd/nd.h"
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
+#include "pptpd/shaper.h"
 
 #define METRICS_PATH        "/metrics"
 #define METRICS_CONTENT     "text/plain; version=0.0.4; charset=utf-8"
@@ -212,6 +213,28 @@ render_calls(FILE *f, const struct metrics_env *s)
 	    "by calls.", s->calls->pool ? pool_size(s->calls->pool) - pool_available(s->calls->pool) : 0);
 }
 
+/* Per-user rate limits. */
+static void
+render_rates(FILE *f, const struct metrics_env *s)
+{
+	struct shaper_stats st = { 0 };
+	const struct call *c;
+	unsigned limited = 0;
+
+	if (s->calls->shaper != NULL)
+		shaper_stats(s->calls->shaper, &st);
+	TAILQ_FOREACH(c, &s->calls->list, s_entry)
+		limited += c->shaped_ifindex != 0;
+	sample(f, "pptpd_rate_limited_sessions", "gauge", "Sessions whose rate "
+	    "limit is set on their interface.", limited);
+	family(f, "pptpd_rate_limit_changes_total", "counter", "Rate limits "
+	    "set on a session's interface (a change counts), by result.");
+	fprintf(f, "pptpd_rate_limit_changes_total{result=\"set\"} %llu\n",
+	    (unsigned long long)st.applied);
+	fprintf(f, "pptpd_rate_limit_changes_total{result=\"failed\"} %llu\n",
+	    (unsigned long long)st.failed);
+}
+
 /* IPv6 in the tunnel: only with an ipv6-prefix-pool. */
 static void
 render_ipv6(FILE *f, const struct metrics_env *s)
@@ -377,6 +400,7 @@ metrics_render(const struct metrics_env *s, size_t *len)
 	render_calls(f, s);
 	render_gre(f, s);
 	render_ipv6(f, s);
+	render_rates(f, s);
 	if (s->conf->metrics_per_session)
 		render_per_session(f, s);
 	render_process(f);

@@ -29,6 +29,7 @@
 #include "pptpd/log.h"
 #include "pptpd/loop.h"
 #include "pptpd/nd.h"
+#include "pptpd/rtnl.h"
 #include "proto/ra.h"
 
 /* An RS is 8 octets and a few options; more than this is not one. */
@@ -165,13 +166,7 @@ nd_route(struct nd *n, int type, unsigned ifindex, const struct in6_addr *prefix
 	rtm->rtm_type = RTN_UNICAST;
 	mnl_attr_put(nlh, RTA_DST, sizeof(*prefix), prefix);
 	mnl_attr_put_u32(nlh, RTA_OIF, ifindex);
-	if (mnl_socket_sendto(n->nl, nlh, nlh->nlmsg_len) < 0)
-		return -1;
-	ssize_t r = mnl_socket_recvfrom(n->nl, buf, sizeof(buf));
-	if (r < 0)
-		return -1;
-	return mnl_cb_run(buf, (size_t)r, n->nl_seq, mnl_socket_get_portid(n->nl),
-	    NULL, NULL) < 0 ? -1 : 0;
+	return rtnl_talk(n->nl, nlh);
 }
 
 /* The socket's membership of ff02::2 on the link. Leaving is needed even

@@ -234,7 +234,7 @@ radius_dm_u32(const struct radius_attr *a, int *has, uint32_t *out,
 		return RADIUS_ERR_INVALID_REQUEST;
 	}
 	if (a->len != 4) {
-		*why = "an address or timestamp not 4 octets";
+		*why = "an address, timestamp or rate not 4 octets";
 		return RADIUS_ERR_INVALID_ATTRIBUTE_VALUE;
 	}
 	if (raw)
@@ -245,11 +245,61 @@ radius_dm_u32(const struct radius_attr *a, int *has, uint32_t *out,
 	return 0;
 }
 
+/* One WISPr rate of a CoA-Request's Vendor-Specific attribute. */
 static uint32_t
-radius_dm_attr(const struct radius_attr *a, struct radius_dm *dm,
+radius_dm_wispr(uint8_t type, const uint8_t *v, size_t len,
+    struct radius_dm *dm, const char **why)
+{
+	struct radius_attr a = { .type = type, .len = (uint8_t)len, .value = v };
+
+	if (type == RADIUS_WISPR_BW_MAX_DOWN)
+		return radius_dm_u32(&a, &dm->has_rate_down, &dm->rate_down, 0, why);
+	if (type == RADIUS_WISPR_BW_MAX_UP)
+		return radius_dm_u32(&a, &dm->has_rate_up, &dm->rate_up, 0, why);
+	*why = "a WISPr attribute this NAS does not support";
+	return RADIUS_ERR_UNSUPPORTED_ATTRIBUTE;
+}
+
+/* A Vendor-Specific attribute (RFC 2865 5.26): only WISPr's rates, only
+ * in a CoA-Request; its sub-attributes must fill it exactly. */
+static uint32_t
+radius_dm_vsa(const struct radius_attr *a, uint8_t code, struct radius_dm *dm,
+    const char **why)
+{
+	if (code == RADIUS_COA_REQUEST && a->len <= RADIUS_VSA_ID_LEN) {
+		*why = "a Vendor-Specific attribute with nothing after its "
+		    "Vendor-Id, or not a whole one";
+		return RADIUS_ERR_INVALID_ATTRIBUTE_VALUE;
+	}
+	if (code != RADIUS_COA_REQUEST ||
+	    be32_get(a->value) != RADIUS_VENDOR_WISPR) {
+		*why = "a Vendor-Specific attribute this NAS does not support";
+		return RADIUS_ERR_UNSUPPORTED_ATTRIBUTE;
+	}
+	size_t off = RADIUS_VSA_ID_LEN;
+	while (off < a->len) {
+		const uint8_t *sub = a->value + off;
+		if (a->len - off < RADIUS_VSA_SUB_HDR_LEN ||
+		    sub[1] < RADIUS_VSA_SUB_HDR_LEN || sub[1] > a->len - off) {
+			*why = "a malformed Vendor-Specific attribute";
+			return RADIUS_ERR_INVALID_ATTRIBUTE_VALUE;
+		}
+		uint32_t c = radius_dm_wispr(sub[0], sub + RADIUS_VSA_SUB_HDR_LEN,
+		    sub[1] - RADIUS_VSA_SUB_HDR_LEN, dm, why);
+		if (c != 0)
+			return c;
+		off += sub[1];
+	}
+	return 0;
+}
+
+static uint32_t
+radius_dm_attr(const struct radius_attr *a, uint8_t code, struct radius_dm *dm,
     const char **why)
 {
 	switch (a->type) {
+	case RADIUS_VENDOR_SPECIFIC:
+		return radius_dm_vsa(a, code, dm, why);
 	case RADIUS_USER_NAME:
 		return radius_dm_string(a, &dm->has_user, dm->user, why);
 	case RADIUS_ACCT_SESSION_ID:
@@ -292,7 +342,7 @@ radius_dm_decode(const struct radius_pkt *p, struct radius_dm *dm,
 	 * it is what the server must fix first. */
 	for (off = 0; radius_attr_next(p, &off, &a); ) {
 		const char *w = NULL;
-		uint32_t c = radius_dm_attr(&a, dm, &w);
+		uint32_t c = radius_dm_attr(&a, p->code, dm, &w);
 		if (c == RADIUS_ERR_UNSUPPORTED_ATTRIBUTE && unsupported == 0) {
 			unsupported = c;
 			uwhy = w;
@@ -309,6 +359,12 @@ radius_dm_decode(const struct radius_pkt *p, struct radius_dm *dm,
 		return cause;
 	if (!dm->has_user && !dm->has_framed_ip && !dm->has_acct_session_id) {
 		*why = "no User-Name, Framed-IP-Address or Acct-Session-Id";
+		return RADIUS_ERR_MISSING_ATTRIBUTE;
+	}
+	if (p->code == RADIUS_COA_REQUEST && !dm->has_rate_down &&
+	    !dm->has_rate_up) {
+		*why = "no WISPr-Bandwidth-Max-Down or -Up: nothing this NAS "
+		    "can change";
 		return RADIUS_ERR_MISSING_ATTRIBUTE;
 	}
 	return 0;

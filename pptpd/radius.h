@@ -35,11 +35,20 @@
 #define RADIUS_FRAMED_IP_ADDRESS      8
 #define RADIUS_NAS_IDENTIFIER         32
 #define RADIUS_PROXY_STATE            33
+#define RADIUS_VENDOR_SPECIFIC        26
 #define RADIUS_ACCT_SESSION_ID        44
 #define RADIUS_EVENT_TIMESTAMP        55
 #define RADIUS_MESSAGE_AUTHENTICATOR  80
 #define RADIUS_NAS_IPV6_ADDRESS       95
 #define RADIUS_ERROR_CAUSE            101
+
+/* WISPr (the Wi-Fi Alliance's vendor 14122, FreeRADIUS' dictionary.wispr):
+ * the rate limits a CoA-Request may change, integers in bits/s. */
+#define RADIUS_VENDOR_WISPR           14122
+#define RADIUS_WISPR_BW_MAX_UP        7
+#define RADIUS_WISPR_BW_MAX_DOWN      8
+#define RADIUS_VSA_ID_LEN             4     /* Vendor-Id */
+#define RADIUS_VSA_SUB_HDR_LEN        2     /* Vendor-Type, Vendor-Length */
 
 #define RADIUS_IPV4_LEN        4
 #define RADIUS_TIMESTAMP_LEN   4
@@ -130,9 +139,17 @@ struct radius_dm {
 	uint32_t framed_ip;    /* network byte order, as in_addr.s_addr */
 	uint32_t nas_ip;       /* network byte order */
 	uint32_t timestamp;    /* Event-Timestamp: seconds since 1970 UTC */
+	/* A CoA-Request's changes: WISPr-Bandwidth-Max-Down/-Up (bits/s). */
+	int      has_rate_down, has_rate_up;
+	uint32_t rate_down, rate_up;
 };
 
-/* Decode the attributes of a parsed Disconnect-Request. Returns 0 when
+/* Decode the attributes of a parsed Disconnect- or CoA-Request. A
+ * CoA-Request may also carry a Vendor-Specific attribute of WISPr with
+ * WISPr-Bandwidth-Max-Down and/or -Up (4 octets each, once each), the
+ * session's new rate, and must carry one of them (402 otherwise; any
+ * other vendor or WISPr attribute is 401, a malformed one 407); the
+ * rate's bounds are the caller's to check. Returns 0 when
  * the request is one we serve, or the Error-Cause of the NAK it deserves
  * with a static reason in *why:
  *   401 an attribute we do not support (RFC 5176 section 3: every

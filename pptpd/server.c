@@ -25,6 +25,7 @@
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
 #include "pptpd/server.h"
+#include "pptpd/shaper.h"
 #include "pptpd/shed.h"
 
 #define SERVER_BACKLOG 128
@@ -479,6 +480,11 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		    "kernel data path (%s): it drops the kernel's copies itself",
 		    strerror(errno));
 	server_mss_open(s, conf);
+	/* Per-user rates (the plugin's): without the socket a session with
+	 * one is logged unlimited, the server still serves. */
+	char why[128];
+	if ((s->calls.shaper = shaper_open(why, sizeof(why))) == NULL)
+		log_msg(LOG_WARNING, "rate limits cannot be set: %s", why);
 	if (server_pool6_new(conf->ipv6_pool, &s->calls.pool6, err, errlen) < 0)
 		goto fail;
 	if (s->calls.pool6 != NULL)
@@ -665,6 +671,7 @@ server_free(struct server *s)
 	kguard_close(s->calls.guard);
 	mss_close(s->calls.mss);   /* after the calls: their elements go with it */
 	nd_close(s->calls.nd);     /* after the calls, for the same reason */
+	shaper_close(s->calls.shaper);
 	pool6_free(s->calls.pool6);
 	loop_timer_cancel(s->loop, &s->stop_timer);
 	clients_free(s->clients);

@@ -380,6 +380,123 @@ test_decode_naks(void **state)
 	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_NAS_ID_MISMATCH);
 }
 
+/* A WISPr Vendor-Specific attribute's value: Vendor-Id 14122 and the
+ * given (type, 4-octet value) sub-attributes; its length in *len. */
+static const uint8_t *
+wispr(size_t *len, int n, const uint8_t types[], const uint32_t values[])
+{
+	static uint8_t v[64];
+	size_t off = 4;
+	v[0] = 0; v[1] = 0; v[2] = 0x37; v[3] = 0x2a;   /* 14122 */
+	for (int i = 0; i < n; i++) {
+		v[off] = types[i];
+		v[off + 1] = 6;
+		v[off + 2] = (uint8_t)(values[i] >> 24);
+		v[off + 3] = (uint8_t)(values[i] >> 16);
+		v[off + 4] = (uint8_t)(values[i] >> 8);
+		v[off + 5] = (uint8_t)values[i];
+		off += 6;
+	}
+	*len = off;
+	return v;
+}
+
+/* A CoA-Request names a session as a Disconnect-Request does and carries
+ * its new rate in WISPr's Vendor-Specific attribute: down, up, or both
+ * (in one attribute or two); anything else there is 401, a malformed one
+ * 407, a rate given twice 404, and a CoA with no rate 402. A
+ * Disconnect-Request with the same attribute is 401. */
+static void
+test_decode_coa(void **state)
+{
+	struct req r;
+	struct radius_dm dm;
+	const char *why = NULL;
+	size_t n;
+	const uint8_t *v;
+	static const uint8_t both_t[] = { RADIUS_WISPR_BW_MAX_DOWN,
+	    RADIUS_WISPR_BW_MAX_UP };
+	static const uint32_t both_v[] = { 2000000, 512000 };
+	(void)state;
+
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	v = wispr(&n, 2, both_t, both_v);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, v, n);
+	assert_int_equal(decode(&r, &dm, &why), 0);
+	assert_true(dm.has_rate_down && dm.has_rate_up);
+	assert_int_equal(dm.rate_down, 2000000);
+	assert_int_equal(dm.rate_up, 512000);
+	assert_string_equal(dm.user, "alice");
+	/* one direction only, in its own attribute */
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	v = wispr(&n, 1, both_t + 1, both_v + 1);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, v, n);
+	assert_int_equal(decode(&r, &dm, &why), 0);
+	assert_true(!dm.has_rate_down && dm.has_rate_up);
+	/* no rate: nothing to change */
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_MISSING_ATTRIBUTE);
+	/* a rate but no session */
+	req_begin(&r, RADIUS_COA_REQUEST);
+	v = wispr(&n, 1, both_t, both_v);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, v, n);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_MISSING_ATTRIBUTE);
+	/* the same in a Disconnect-Request: not served */
+	req_begin(&r, RADIUS_DISCONNECT_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	v = wispr(&n, 1, both_t, both_v);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, v, n);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_UNSUPPORTED_ATTRIBUTE);
+	/* another WISPr attribute (Min-Up 5), another vendor */
+	static const uint8_t min_t[] = { 5 };
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	v = wispr(&n, 1, min_t, both_v);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, v, n);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_UNSUPPORTED_ATTRIBUTE);
+	uint8_t other[10];
+	v = wispr(&n, 1, both_t, both_v);
+	memcpy(other, v, n);
+	other[3] = 0x2b;
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, other, n);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_UNSUPPORTED_ATTRIBUTE);
+	/* malformed: a sub-attribute longer than the attribute, one too
+	 * short, a 3-octet value, nothing after the Vendor-Id */
+	memcpy(other, v, n);
+	other[5] = 9;
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, other, n);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_INVALID_ATTRIBUTE_VALUE);
+	other[5] = 1;
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, other, n);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_INVALID_ATTRIBUTE_VALUE);
+	other[5] = 5;
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, other, n - 1);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_INVALID_ATTRIBUTE_VALUE);
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, other, 4);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_INVALID_ATTRIBUTE_VALUE);
+	/* a rate twice */
+	static const uint8_t twice_t[] = { RADIUS_WISPR_BW_MAX_DOWN,
+	    RADIUS_WISPR_BW_MAX_DOWN };
+	req_begin(&r, RADIUS_COA_REQUEST);
+	req_attr(&r, RADIUS_USER_NAME, "alice", 5);
+	v = wispr(&n, 2, twice_t, both_v);
+	req_attr(&r, RADIUS_VENDOR_SPECIFIC, v, n);
+	assert_int_equal(decode(&r, &dm, &why), RADIUS_ERR_INVALID_REQUEST);
+}
+
 /* ---- the clients file */
 
 static char dir[] = "/tmp/test-dae-XXXXXX";
@@ -544,6 +661,7 @@ main(void)
 		cmocka_unit_test(test_parse_largest_packet),
 		cmocka_unit_test(test_decode_session_attributes),
 		cmocka_unit_test(test_decode_naks),
+		cmocka_unit_test(test_decode_coa),
 		cmocka_unit_test(test_clients_file),
 		cmocka_unit_test(test_conf_keys),
 	};

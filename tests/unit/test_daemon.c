@@ -2860,12 +2860,42 @@ test_dae_disconnect(void **state)
 	dae_req_sign(&r, DAE_SECRET);
 	n = dae_ask(u, &r, ans, REPLY_MS);
 	dae_expect(&r, ans, n, RADIUS_DISCONNECT_NAK, RADIUS_ERR_UNSUPPORTED_ATTRIBUTE);
-	/* a CoA-Request: CoA-NAK 405 */
+	/* a CoA-Request with no rate: CoA-NAK 402 */
 	dae_req_new(&r, RADIUS_COA_REQUEST, 7);
 	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
 	dae_req_sign(&r, DAE_SECRET);
 	n = dae_ask(u, &r, ans, REPLY_MS);
-	dae_expect(&r, ans, n, RADIUS_COA_NAK, RADIUS_ERR_UNSUPPORTED_SERVICE);
+	dae_expect(&r, ans, n, RADIUS_COA_NAK, RADIUS_ERR_MISSING_ATTRIBUTE);
+	/* with a rate (WISPr-Bandwidth-Max-Down 1 Mbit/s): nobody of that
+	 * name 503; a rate below pptpd's bounds 407; bob's session, whose
+	 * stand-in pppd reports an interface ppp0 this host has not: NAK
+	 * 506, the reason logged, his rate unchanged (none) */
+	static const uint8_t down1m[10] = { 0, 0, 0x37, 0x2a,
+	    RADIUS_WISPR_BW_MAX_DOWN, 6, 0x00, 0x0f, 0x42, 0x40 };
+	static const uint8_t down100[10] = { 0, 0, 0x37, 0x2a,
+	    RADIUS_WISPR_BW_MAX_DOWN, 6, 0, 0, 0, 100 };
+	dae_req_new(&r, RADIUS_COA_REQUEST, 10);
+	dae_req_attr(&r, RADIUS_USER_NAME, "nobody", 6);
+	dae_req_attr(&r, RADIUS_VENDOR_SPECIFIC, down1m, sizeof(down1m));
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_COA_NAK, RADIUS_ERR_SESSION_NOT_FOUND);
+	dae_req_new(&r, RADIUS_COA_REQUEST, 11);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_attr(&r, RADIUS_VENDOR_SPECIFIC, down100, sizeof(down100));
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_COA_NAK, RADIUS_ERR_INVALID_ATTRIBUTE_VALUE);
+	dae_req_new(&r, RADIUS_COA_REQUEST, 12);
+	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
+	dae_req_attr(&r, RADIUS_VENDOR_SPECIFIC, down1m, sizeof(down1m));
+	dae_req_sign(&r, DAE_SECRET);
+	n = dae_ask(u, &r, ans, REPLY_MS);
+	dae_expect(&r, ans, n, RADIUS_COA_NAK, RADIUS_ERR_RESOURCES_UNAVAILABLE);
+	assert_true(log_contains("egress tbf qdisc on ppp0") ||
+	    log_contains("no interface ppp0"));
+	assert_int_equal(pptpctl("sessions --json"), 0);
+	assert_true(ctl_out_contains("\"rate_down\":null"));
 	/* a wrong secret, and a replayed Event-Timestamp: no answer */
 	dae_req_new(&r, RADIUS_DISCONNECT_REQUEST, 8);
 	dae_req_attr(&r, RADIUS_USER_NAME, "bob", 3);
