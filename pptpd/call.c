@@ -686,12 +686,6 @@ call_set_rate(struct call *c, int has_down, uint64_t down, int has_up,
 	uint64_t od = c->rate_down, ou = c->rate_up;
 	char r[40];
 
-	if ((has_down && !shaper_rate_ok(down)) || (has_up && !shaper_rate_ok(up))) {
-		snprintf(why, whylen, "a rate outside %llu..%llu bits/s",
-		    (unsigned long long)SHAPER_RATE_MIN,
-		    (unsigned long long)SHAPER_RATE_MAX);
-		return -1;
-	}
 	if (has_down)
 		c->rate_down = down;
 	if (has_up)
@@ -1443,12 +1437,14 @@ call_check_user_limit(struct call *c, const struct report_msg *m,
 	return 0;
 }
 
-/* The "up" report names the session's ppp interface: clamped from now
- * on (an "up" after a renegotiation may name it again, or another). The
- * name is pppd's, but a report is outside input to us: mss.c takes only
- * a strict interface name, and logs cut it short. */
+/* The "up" report names the session's ppp interface (an "up" after a
+ * renegotiation may name it again, or another): c->ifname, and what is
+ * bound to it, TCP MSS clamping (added here) and the rate (call_shape_up,
+ * after), leave the old one first. The name is pppd's, but a report is
+ * outside input to us: only a strict interface name is taken, and logs
+ * cut it short. */
 static void
-call_log_up_mss(struct call *c, const struct report_msg *m)
+call_take_ifname(struct call *c, const struct report_msg *m)
 {
 	const char *ifname = report_get(m, "ifname");
 
@@ -1458,13 +1454,13 @@ call_log_up_mss(struct call *c, const struct report_msg *m)
 		return;   /* the same interface, clamped already */
 	call_mss_del(c);
 	if (strcmp(c->ifname, ifname) != 0)
-		call_unshape(c);   /* the rate goes on the new one (call_shape_up) */
+		call_unshape(c);
 	if (strlen(ifname) >= sizeof(c->ifname) || !mss_ifname_ok(ifname)) {
-		if (c->calls->mss != NULL)
-			log_msg(LOG_WARNING, "call %u/%u %s: user %s: TCP MSS not "
-			    "clamped: the report names interface '%.32s', not one "
-			    "we take", c->id, c->peer_id, inet_ntoa(c->peer),
-			    c->user, ifname);
+		if (c->calls->mss != NULL || c->rate_down || c->rate_up)
+			log_msg(LOG_WARNING, "call %u/%u %s: user %s: no TCP MSS "
+			    "clamping or rate: the report names interface '%.32s', "
+			    "not one we take", c->id, c->peer_id,
+			    inet_ntoa(c->peer), c->user, ifname);
 		c->ifname[0] = '\0';
 		return;
 	}
@@ -1503,7 +1499,7 @@ call_log_session(struct call *c, const struct report_msg *m)
 			return;
 		if (call_claim_address(c, c->tunnel) < 0)
 			return;
-		call_log_up_mss(c, m);
+		call_take_ifname(c, m);
 		call_shape_up(c);
 		char p6[INET6_ADDRSTRLEN + 4], r[40];
 		log_msg(LOG_NOTICE, "session start: call %u/%u user %s client %s "

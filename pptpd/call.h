@@ -259,7 +259,9 @@ void call_pty_closed(struct call *c, int err);
 void call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm);
 
 /* A new rate for the session (a CoA-Request): `down`, `up` in bits/s
- * (0: none that way), each only when its has_ flag is set; set on its
+ * (0: none that way; the caller has checked them with shaper_rate_ok, at
+ * its entry, to answer a bad one as such), each only when its has_ flag
+ * is set; set on its
  * interface at once if IPCP is up, else when it comes up. 0, or -1 with
  * `why` (the shaper could not set it: the session keeps its old one). */
 int  call_set_rate(struct call *c, int has_down, uint64_t down, int has_up,
