@@ -84,6 +84,9 @@ unit-bin: all $(UNIT_BIN)
 	@set -e; for t in $(filter-out tests/unit/test_daemon,$(UNIT_BIN)); do \
 		echo "== $$t"; ./$$t; done
 	tests/unit/run-sharded $(UNIT_SHARDS) tests/unit/test_daemon
+	@echo "== tests/unit/test_daemon, every test again with privsep yes"
+	tests/unit/run-sharded $(UNIT_SHARDS) tests/unit/test_daemon \
+		PPTPD_TEST_CONF="privsep yes"
 	$(MAKE) -C plugin check
 	tests/unit/test_load_badinput.py
 	tests/systemd/verify.sh

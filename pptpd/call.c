@@ -43,6 +43,7 @@
 #include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
+#include "pptpd/pppd.h"
 #include "pptpd/shaper.h"
 #include "proto/peers.h"
 #include "proto/report.h"
@@ -52,100 +53,6 @@
 
 _Static_assert(CALL_NAME_MAX >= REPORT_MAX_VALUE,
     "a reported user name or Acct-Session-Id is kept whole");
-
-/* Append a formatted string to buf and to argv. */
-static char *
-call_argv_str(char **buf, size_t *buflen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static char *
-call_argv_str(char **buf, size_t *buflen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(*buf, *buflen, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= *buflen)
-		return NULL;
-	char *s = *buf;
-	*buf += n + 1;
-	*buflen -= (size_t)n + 1;
-	return s;
-}
-
-int
-call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
-    char *argv[CALL_ARGV_MAX], char *buf, size_t buflen)
-{
-	int argc = 0;
-	char client[INET_ADDRSTRLEN], l[INET_ADDRSTRLEN] = "", r[INET_ADDRSTRLEN];
-	inet_ntop(AF_INET, &in->client, client, sizeof(client));
-
-	argv[argc++] = conf->ppp;
-	argv[argc++] = "local";
-	if (conf->option != NULL) {
-		argv[argc++] = "file";
-		argv[argc++] = conf->option;
-	}
-	/* No tty: no speed, and pppd cannot tell on its own that it must
-	 * not detach (we reap it by pid). */
-	argv[argc++] = in->kernel ? "nodetach" : conf->speed;
-	if (in->remote.s_addr != INADDR_ANY) {
-		/* Without localip pppd picks its own address: ":REMOTE". */
-		if (in->local.s_addr != INADDR_ANY)
-			inet_ntop(AF_INET, &in->local, l, sizeof(l));
-		inet_ntop(AF_INET, &in->remote, r, sizeof(r));
-		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%s:%s", l, r)) == NULL)
-			return -1;
-	}
-	char *cl = call_argv_str(&buf, &buflen, "%s", client);
-	if (cl == NULL)
-		return -1;
-	if (!conf->noipparam) {
-		argv[argc++] = "ipparam";
-		argv[argc++] = cl;
-	}
-	argv[argc++] = "remotenumber";
-	argv[argc++] = cl;
-	if (in->reports || in->kernel) {
-		argv[argc++] = "plugin";
-		argv[argc++] = conf->plugin;
-	}
-	if (in->reports) {
-		argv[argc++] = "pptpd-report-fd";
-		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%d",
-		    FACTS_PPPD_FD)) == NULL)
-			return -1;
-		argv[argc++] = "pptpd-call";
-		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%u", in->call_id)) == NULL)
-			return -1;
-		argv[argc++] = "pptpd-client";
-		argv[argc++] = cl;
-		if (conf->peers != NULL) {
-			argv[argc++] = "pptpd-peers";
-			argv[argc++] = conf->peers;
-		}
-		if (conf->logwtmp)
-			argv[argc++] = "pptpd-logwtmp";
-	}
-	if (in->kernel) {
-		/* plugin/channel.h: OUR-ID,PEER-ID,LOCAL-ADDR,PEER-ADDR. */
-		char self[INET_ADDRSTRLEN];
-		inet_ntop(AF_INET, &in->self, self, sizeof(self));
-		argv[argc++] = "pptpd-kernel";
-		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%u,%u,%s,%s",
-		    in->call_id, in->peer_call_id, self, client)) == NULL)
-			return -1;
-		argv[argc++] = "pptpd-kernel-fd";
-		if ((argv[argc++] = call_argv_str(&buf, &buflen, "%d",
-		    CALL_KERNEL_FD)) == NULL)
-			return -1;
-	}
-	if (in->ipv6)
-		argv[argc++] = "+ipv6";
-	argv[argc] = NULL;
-	return argc;
-}
 
 /* Call IDs are taken until pppd is reaped, not only while GRE flows: on
  * the kernel path an ending call's pppd still holds a PPTP socket bound to
@@ -187,67 +94,8 @@ call_pick_id(struct calls *s, uint16_t *id)
 	return -1;
 }
 
-/* In the child: the kernel path's channel socket becomes CALL_KERNEL_FD
- * and the plugin's report channel FACTS_PPPD_FD (-1: none), close-on-exec
- * cleared (dup2 clears it on the copy); every other descriptor above
- * stderr is closed, so nothing else of ours leaks into pppd. Both are
- * first copied above either place, so putting one where it belongs never
- * closes the other before it has been moved. */
-static int
-call_child_fds(int sock, int report)
-{
-	_Static_assert(CALL_KERNEL_FD < FACTS_PPPD_FD &&
-	    FACTS_PPPD_FD < CALL_CHILD_FD_SPARE, "places below the spare range");
-	int k = sock < 0 ? -1 : fcntl(sock, F_DUPFD, CALL_CHILD_FD_SPARE);
-	int r = report < 0 ? -1 : fcntl(report, F_DUPFD, CALL_CHILD_FD_SPARE);
-	if ((sock >= 0 && k < 0) || (report >= 0 && r < 0))
-		return -1;
-	if (k < 0)
-		close(CALL_KERNEL_FD);
-	else if (dup2(k, CALL_KERNEL_FD) < 0)
-		return -1;
-	if (r < 0)
-		close(FACTS_PPPD_FD);
-	else if (dup2(r, FACTS_PPPD_FD) < 0)
-		return -1;
-	close_range(FACTS_PPPD_FD + 1, ~0U, 0);
-	return 0;
-}
-
-/* In the child: the pty slave becomes pppd's controlling terminal and its
- * stdin/stdout. */
-static void __attribute__((noreturn))
-call_exec_pppd(int slave, int report, char **argv)
-{
-	loop_child_reset();
-	/* systemd's notify socket is ours alone (NotifyAccess=main). */
-	unsetenv("NOTIFY_SOCKET");
-	setsid();
-	ioctl(slave, TIOCSCTTY, 0);
-	if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0 ||
-	    call_child_fds(-1, report) < 0)
-		_exit(127);
-	execv(argv[0], argv);
-	_exit(127);
-}
-
-/* The kernel path: no pty. stdin and stdout are /dev/null, so nothing of
- * ours is read or written by mistake. */
-static void __attribute__((noreturn))
-call_exec_pppd_kernel(int sock, int report, char **argv)
-{
-	loop_child_reset();
-	unsetenv("NOTIFY_SOCKET");
-	setsid();
-	int null = open("/dev/null", O_RDWR);
-	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
-	    dup2(null, STDOUT_FILENO) < 0 || call_child_fds(sock, report) < 0)
-		_exit(127);
-	execv(argv[0], argv);
-	_exit(127);
-}
-
 static void call_report(void *arg, const char *data, size_t len);
+static void call_signal(struct call *c, int sig);
 
 /* The plugin's report channel, when pppd is told of one (`reports`, the
  * same flag that put pptpd-report-fd on its command line): *pppd_fd is
@@ -269,113 +117,52 @@ call_facts_open(struct call *c, int reports, int *pppd_fd, const char **reason)
 	return 0;
 }
 
-/* Are CALL_FDS_CHILD + CALL_FDS_RESERVE descriptor numbers free above
- * CALL_CHILD_FD_SPARE? Tried by copying `fd` there, which is what the
- * child will do (fcntl F_DUPFD); the copies are closed at once. */
+/* Start the call's pppd (a socket `sock`: the kernel path's channel):
+ * here, or by the monitor when the server has one (calls->runner). */
 static int
-call_fds_spare(int fd)
+call_spawn(struct call *c, int sock, const char **reason)
 {
-	int probe[CALL_FDS_CHILD + CALL_FDS_RESERVE], n, ok = 1;
-
-	for (n = 0; n < CALL_FDS_CHILD + CALL_FDS_RESERVE; n++)
-		if ((probe[n] = fcntl(fd, F_DUPFD_CLOEXEC,
-		    CALL_CHILD_FD_SPARE)) < 0) {
-			ok = 0;
-			break;
-		}
-	while (n-- > 0)
-		close(probe[n]);
-	return ok ? 0 : -1;
-}
-
-static int
-call_spawn_kernel(struct call *c, const struct conf *conf,
-    struct in_addr self, int sock, const char **reason)
-{
-	char *argv[CALL_ARGV_MAX];
-	char buf[256];
+	const struct conf *conf = c->calls->conf;
+	const struct pppd_runner *run = c->calls->runner;
 	int report;
-	struct call_argv_in in = { .local = c->local_ip, .remote = c->remote_ip,
+	struct pppd_args in = { .local = c->local_ip, .remote = c->remote_ip,
 		.client = c->peer, .call_id = c->id, .reports = !conf->noplugin,
-		.kernel = 1, .peer_call_id = c->peer_id, .self = self,
-		.ipv6 = c->has_prefix6 };
-	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
-		*reason = "pppd arguments too long";
-		return -1;
-	}
+		.kernel = sock >= 0, .peer_call_id = c->peer_id,
+		.self = c->conn.local, .ipv6 = c->has_prefix6 };
+
 	if (call_facts_open(c, in.reports, &report, reason) < 0)
 		return -1;
-	if (call_fds_spare(sock) < 0) {
-		if (report >= 0)
-			close(report);
-		facts_close(&c->facts);
-		*reason = "out of descriptors";
-		return -1;
-	}
-	pid_t pid = fork();
-	if (pid == 0)
-		call_exec_pppd_kernel(sock, report, argv);
+	pid_t pid = run != NULL ?
+	    run->start(run->arg, &in, c->conn.sock, sock, report, &c->pty, reason) :
+	    pppd_start(conf, &in, sock, report, &c->pty, reason);
 	if (report >= 0)
 		close(report);
 	if (pid < 0) {
 		facts_close(&c->facts);
-		*reason = "cannot fork";
 		return -1;
 	}
 	c->pid = pid;
 	return 0;
 }
 
-static int
-call_spawn(struct call *c, const struct conf *conf, const char **reason)
+void
+call_kill_now(struct call *c)
 {
-	int master, slave, report;
-	struct termios tio;
-	char *argv[CALL_ARGV_MAX];
-	char buf[256];
+	call_signal(c, SIGKILL);
+}
 
-	memset(&tio, 0, sizeof(tio));
-	cfmakeraw(&tio);   /* echo off before pppd runs: no frame bounces back */
-	if (openpty(&master, &slave, NULL, &tio, NULL) < 0) {
-		*reason = "cannot open a pty";
-		return -1;
-	}
-	struct call_argv_in in = { .local = c->local_ip, .remote = c->remote_ip,
-		.client = c->peer, .call_id = c->id, .reports = !conf->noplugin,
-		.ipv6 = c->has_prefix6 };
-	if (call_pppd_argv(conf, &in, argv, buf, sizeof(buf)) < 0) {
-		*reason = "pppd arguments too long";
-		goto fail;
-	}
-	if (call_facts_open(c, in.reports, &report, reason) < 0)
-		goto fail;
-	if (call_fds_spare(master) < 0) {
-		if (report >= 0)
-			close(report);
-		facts_close(&c->facts);
-		*reason = "out of descriptors";
-		goto fail;
-	}
-	pid_t pid = fork();
-	if (pid == 0)
-		call_exec_pppd(slave, report, argv);
-	if (report >= 0)
-		close(report);
-	if (pid < 0) {
-		facts_close(&c->facts);
-		*reason = "cannot fork";
-		goto fail;
-	}
-	close(slave);
-	fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-	fcntl(master, F_SETFD, FD_CLOEXEC);
-	c->pty = master;
-	c->pid = pid;
-	return 0;
-fail:
-	close(master);
-	close(slave);
-	return -1;
+/* A signal for the call's pppd: sent here, or by the monitor, which
+ * started it. */
+static void
+call_signal(struct call *c, int sig)
+{
+	const struct pppd_runner *run = c->calls->runner;
+	if (c->pid <= 0)
+		return;
+	if (run != NULL)
+		run->signal(run->arg, c->id, c->pid, sig);
+	else
+		kill(c->pid, sig);
 }
 
 static void
@@ -822,7 +609,7 @@ call_new_kernel(struct calls *s, struct call *c, const char **reason)
 		}
 		c->guarded = 1;
 	}
-	rc = call_spawn_kernel(c, s->conf, c->conn.local, sock, reason);
+	rc = call_spawn(c, sock, reason);
 	close(sock);   /* pppd's now, or nobody's */
 	if (rc < 0)
 		goto fail_guard;
@@ -874,7 +661,7 @@ call_new(struct calls *s, const struct call_conn *conn,
 	call_take_prefix6(c);
 	if (s->kernel_path)
 		return call_new_kernel(s, c, reason);
-	if (call_spawn(c, s->conf, reason) < 0)
+	if (call_spawn(c, -1, reason) < 0)
 		goto fail_pool;
 	call_hold(c);
 	c->gre = gre_call_new(s->gre, c->id, c->peer_id, c->peer, c->pty, c);
@@ -906,7 +693,7 @@ fail_pppd:
 	c->pty = -1;
 	c->conn.arg = NULL;
 	c->state = CALL_ENDING;
-	kill(c->pid, SIGKILL);
+	call_signal(c, SIGKILL);
 	TAILQ_INSERT_TAIL(&s->list, c, s_entry);
 	return NULL;
 fail_pool:
@@ -990,7 +777,7 @@ call_kill(void *arg)
 	log_msg(LOG_WARNING, "call %u/%u: pppd %d still running %llu ms after "
 	    "SIGTERM, killing it", c->id, c->peer_id, (int)c->pid,
 	    (unsigned long long)(c->kill_at_ms - c->term_ms));
-	kill(c->pid, SIGKILL);
+	call_signal(c, SIGKILL);
 }
 
 /* SIGKILL for the ended call's pppd in `delay` ms. (Delays come from a
@@ -1022,7 +809,7 @@ call_stop_pppd(void *arg)
 	struct call *c = arg;
 	struct calls *s = c->calls;
 	call_pty_close(c);
-	kill(c->pid, SIGTERM);
+	call_signal(c, SIGTERM);
 	c->term_ms = loop_now(s->loop);
 	call_kill_arm(c, call_kill_grace(s));
 }
@@ -1163,7 +950,7 @@ call_hangup(struct call *c, uint8_t cdn_result, enum report_cause cause,
 	if (call_acct_in_flight(c))
 		c->term_held = 1;
 	else
-		kill(c->pid, SIGTERM);
+		call_signal(c, SIGTERM);
 	loop_timer_set(c->calls->loop, &c->end_timer, CALL_HANGUP_MS,
 	    call_hangup_timeout, c);
 }
@@ -1577,7 +1364,7 @@ call_acct_stopped(struct call *c)
 		return;
 	if (c->state == CALL_HANGUP && c->term_held) {
 		c->term_held = 0;
-		kill(c->pid, SIGTERM);
+		call_signal(c, SIGTERM);
 	} else if (c->state == CALL_ENDING && c->term_ms == 0 &&
 	    loop_timer_armed(&c->kill_timer)) {
 		call_stop_pppd(c);

@@ -11,6 +11,7 @@
 
 #include "common/ratelimit.h"
 #include "pptpd/facts.h"
+#include "pptpd/pppd.h"
 #include "pptpd/loop.h"
 #include "pptpd/mss.h"
 #include "proto/seq.h"
@@ -55,21 +56,6 @@ struct conf;
 /* Frames toward pppd wait until it has taken the line (gre_call_hold_pty):
  * at most this long, for a pppd that waits for the peer to speak first. */
 #define CALL_PTY_HOLD_MS    2000
-#define CALL_ARGV_MAX       40
-/* pppd's descriptor for the call's PPTP socket on the kernel path: the
- * first after stdin, stdout and stderr (FACTS_PPPD_FD is the next). */
-#define CALL_KERNEL_FD      3
-/* In the child, descriptors are copied this high before they are put in
- * their places: above every place. */
-#define CALL_CHILD_FD_SPARE 16
-/* Free descriptors above CALL_CHILD_FD_SPARE a call needs before its pppd
- * is forked: the child's two copies, and a reserve so that the listener,
- * the control socket and the next call's refusal still have some once
- * the call holds its own. Short of them the call is refused in the parent
- * (an Outgoing-Call-Reply error), never answered Connected only for its
- * pppd to fail in the child. */
-#define CALL_FDS_CHILD      2
-#define CALL_FDS_RESERVE    4
 /* The longest user name or Acct-Session-Id kept whole: the most a report
  * value may hold (REPORT_MAX_VALUE, pppd's own names are shorter), more
  * than RADIUS carries (253 octets). A Disconnect-Request and `pptpctl
@@ -104,6 +90,9 @@ struct calls {
 	struct pool6      *pool6;     /* ipv6-prefix-pool; NULL: no IPv6 */
 	struct nd         *nd;        /* its routes and advertisements */
 	struct shaper     *shaper;    /* per-user rates; NULL: none can be set */
+	/* Who starts and signals pppd: NULL, this process; else the
+	 * monitor, through its link (monlink.h, privsep). */
+	const struct pppd_runner *runner;
 	struct ratelimit   rl_call;   /* calls started and ended */
 	struct ratelimit  *rl_input;  /* rejected control input (ctrl.c's too) */
 	/* A call ended with these GRE counters (they leave with the call). */
@@ -120,6 +109,8 @@ struct call_conn {
 	void          *arg;
 	struct in_addr peer, local;
 	const char    *peer_str;      /* "a.b.c.d:port" */
+	int            sock;          /* the connection's TCP socket (the
+	                               * monitor reads its addresses) */
 	/* The call ended (pppd may still run): tell the peer with a
 	 * Call-Disconnect-Notify if `result` is non-zero. */
 	void         (*ended)(void *arg, struct call *c, uint8_t result);
@@ -212,6 +203,8 @@ void calls_init(struct calls *cs);
 /* By our Call ID, whatever its state (IDs are unique until reaped). */
 struct call *calls_by_id(const struct calls *cs, uint16_t id);
 struct call *calls_by_pid(const struct calls *cs, pid_t pid);
+/* SIGKILL for the call's pppd now (a stop that cannot wait). */
+void call_kill_now(struct call *c);
 /* Calls live, and calls ending (their pppd not yet reaped). */
 void calls_count(const struct calls *cs, unsigned *active, unsigned *ending);
 /* Calls not ended yet (active or hanging up). */
@@ -270,23 +263,5 @@ int  call_set_rate(struct call *c, int has_down, uint64_t down, int has_up,
 const char *call_rate_str(const struct call *c, char *buf, size_t len);
 /* The session's /64 as "2001:db8:1:2::/64" into buf; "" without one. */
 const char *call_prefix6_str(const struct call *c, char *buf, size_t len);
-
-/* Build pppd's argv in Poptop's form (on the engine path) into argv[CALL_ARGV_MAX] using buf for
- * the strings; returns argc. Exposed for the unit tests. */
-struct call_argv_in {
-	struct in_addr local, remote, client;
-	uint16_t       call_id;
-	int            reports;       /* the plugin reports on FACTS_PPPD_FD */
-	/* The kernel path: pppd gets no pty (nor Poptop's speed), stays in
-	 * the foreground, and the plugin takes the channel socket pptpd
-	 * opened from these (inherited as CALL_KERNEL_FD). */
-	int            kernel;
-	uint16_t       peer_call_id;
-	struct in_addr self;          /* the control connection's local address */
-	int            ipv6;          /* IPV6CP too (+ipv6): a /64 is held */
-};
-int call_pppd_argv(const struct conf *conf, const struct call_argv_in *in,
-    char *argv[CALL_ARGV_MAX], char *buf, size_t buflen);
-
 
 #endif

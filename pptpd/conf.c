@@ -52,6 +52,8 @@ struct key {
 
 /* Indexed by enum conf_datapath. */
 static const char *const datapath_names[] = { "engine", "kernel", "auto", NULL };
+/* privsep: off, or the monitor and its worker (monitor.h). */
+static const char *const privsep_names[] = { "no", "yes", NULL };
 /* Indexed by enum conf_user_limit. */
 static const char *const user_limit_names[] = { "deny", "replace", NULL };
 
@@ -62,6 +64,7 @@ static const struct {
 } enums[] = {
 	{ F(datapath), datapath_names },
 	{ F(user_limit_action), user_limit_names },
+	{ F(privsep), privsep_names },
 };
 
 static const struct key keys[] = {
@@ -99,6 +102,7 @@ static const struct key keys[] = {
 	{ "radius-dae-clients", K_PATH, F(dae_clients_file), 0, 0, NULL },
 	{ "radius-dae-require-timestamp", K_FLAG, F(dae_require_timestamp), 0, 0,
 	  NULL },
+	{ "privsep",     K_ENUM,  F(privsep),     0, 0, NULL },
 	{ "tcp-mss-adjust", K_MSS, F(tcp_mss_adjust), CONF_MSS_MIN, CONF_MSS_MAX,
 	  NULL },
 	{ "bcrelay",     K_IGNORED, 0, 0, 0,
@@ -705,4 +709,39 @@ conf_free(struct conf *c)
 	c->file = c->option = c->ppp = c->pidfile = c->speed = NULL;
 	c->localip = c->remoteip = c->plugin = c->peers = NULL;
 	c->ipv6_pool = NULL;
+}
+
+static int
+str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/* Keys whose sockets or files are set up once, or that chose something at
+ * startup (noplugin and datapath: the data path): a reload that changes
+ * one is refused, so what the daemon does always matches its
+ * configuration.
+ * (`listen` is not one: only the TCP listener is bound to it; the GRE
+ * socket is bound to no address and each call's GRE leaves from its own
+ * connection's local address.) */
+const char *
+conf_restart_key(const struct conf *a, const struct conf *b)
+{
+	if (a->metrics_listen.sin_addr.s_addr != b->metrics_listen.sin_addr.s_addr ||
+	    a->metrics_listen.sin_port != b->metrics_listen.sin_port)
+		return "metrics-listen";
+	if (a->dae_listen.sin_addr.s_addr != b->dae_listen.sin_addr.s_addr ||
+	    a->dae_listen.sin_port != b->dae_listen.sin_port)
+		return "radius-dae-listen";
+	if (a->noplugin != b->noplugin)
+		return "noplugin";
+	if (a->datapath != b->datapath)   /* chosen (and logged) at startup */
+		return "datapath";
+	if (str_differs(a->pidfile, b->pidfile))
+		return "pidfile";
+	if (a->privsep != b->privsep)   /* the process's shape */
+		return "privsep";
+	return NULL;
 }

@@ -155,6 +155,10 @@ struct conf {
 	struct sockaddr_in metrics_listen;
 	int            metrics_per_session;
 	int            datapath;      /* enum conf_datapath */
+	/* privsep yes: a root monitor starts, signals and reaps pppd for a
+	 * worker that runs the rest (monitor.h); no (the default for now):
+	 * one process. A reload cannot change it. */
+	int            privsep;
 	/* radius-dae-listen: sin_port 0 when not set (no RFC 5176 server). */
 	struct sockaddr_in dae_listen;
 	char          *dae_clients_file;
@@ -185,5 +189,9 @@ void conf_init(struct conf *c);
  * here, each at its own line, and as a pair (pool_new) at the later line. */
 int  conf_load(struct conf *c, const char *path, char *err, size_t errlen);
 void conf_free(struct conf *c);
+
+/* The key of `b` that differs from `a` where only a restart may change
+ * it (sockets and files set up once, the data path, privsep), or NULL. */
+const char *conf_restart_key(const struct conf *a, const struct conf *b);
 
 #endif

@@ -508,6 +508,7 @@ ctrl_call_new(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
 		.peer = c->peer.sin_addr,
 		.local = c->local.sin_addr,
 		.peer_str = c->name,
+		.sock = c->fd,
 		.ended = ctrl_call_ended,
 		.gone = ctrl_call_gone,
 	};

@@ -10,13 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "pptpd/conf.h"
 #include "pptpd/log.h"
 #include "pptpd/loop.h"
+#include "pptpd/monitor.h"
+#include "pptpd/monlink.h"
 #include "proto/peers.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
@@ -313,9 +317,29 @@ struct reloader {
 	struct conf       *conf;
 	const struct opts *o;
 	struct server     *s;
+	struct monlink    *ml;     /* privsep: the worker's monitor */
+	int                monitor_lost;
 	/* -c made absolute before daemon() leaves the working directory */
 	char               path[PATH_MAX];
 };
+
+/* The files read and checked as a start reads them, into `next`. */
+static int
+reload_read(const struct reloader *r, struct conf *next, char *err,
+    size_t errlen)
+{
+	conf_init(next);
+	if (conf_load(next, r->path, err, errlen) < 0)
+		return -1;
+	if (apply_args(next, r->o) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (check_args(next, r->o, err, errlen) < 0 ||
+	    check_peers(next, err, errlen) < 0)
+		return -1;
+	return 0;
+}
 
 /* Read and check everything as a start does, into a new configuration;
  * only when all of it holds does the server take it. */
@@ -325,18 +349,17 @@ reload(void *arg, char *err, size_t errlen)
 	struct reloader *r = arg;
 	struct conf next, old;
 
-	conf_init(&next);
-	if (conf_load(&next, r->path, err, errlen) < 0)
+	if (reload_read(r, &next, err, errlen) < 0 ||
+	    nofile_fit(&next, err, errlen) < 0)
 		goto refuse;
-	if (apply_args(&next, r->o) < 0) {
-		snprintf(err, errlen, "out of memory");
+	if (server_reload(r->s, &next, err, errlen) < 0)
 		goto refuse;
-	}
-	if (check_args(&next, r->o, err, errlen) < 0 ||
-	    check_peers(&next, err, errlen) < 0 ||
-	    nofile_fit(&next, err, errlen) < 0 ||
-	    server_reload(r->s, &next, err, errlen) < 0)
-		goto refuse;
+	/* The monitor starts pppd from its own copy of the files: it reads
+	 * them once the server has taken them, with the same checks, so it
+	 * refuses only a file changed again in between. */
+	if (r->ml != NULL && monlink_reload(r->ml, err, errlen) < 0)
+		log_msg(LOG_ERR, "reload: the monitor kept its configuration "
+		    "(%s): pppd may start with the one before", err);
 	for (size_t i = 0; i < next.nwarnings; i++)
 		log_msg(LOG_WARNING, "%s", next.warnings[i]);
 	/* s->conf points at *r->conf: it now holds the new settings. */
@@ -350,6 +373,117 @@ refuse:
 	    err);
 	conf_free(&next);
 	return -1;
+}
+
+/* The monitor's reload: the files only (the server is the worker's). */
+static int
+monitor_reload(void *arg, char *err, size_t errlen)
+{
+	struct reloader *r = arg;
+	struct conf next, old;
+
+	if (reload_read(r, &next, err, errlen) < 0)
+		goto refuse;
+	const char *key = conf_restart_key(r->conf, &next);
+	if (key != NULL) {
+		snprintf(err, errlen, "%s: '%s' changed: %s changes need a "
+		    "restart", next.file, key, key);
+		goto refuse;
+	}
+	log_set_debug(next.debug);
+	old = *r->conf;
+	*r->conf = next;
+	conf_free(&old);
+	return 0;
+refuse:
+	conf_free(&next);
+	return -1;
+}
+
+static void
+worker_pppd_exited(void *arg, uint16_t call_id, pid_t pid, int status)
+{
+	struct reloader *r = arg;
+	server_child_exited(r->s, call_id, pid, status);
+}
+
+/* Without its monitor the worker can neither start nor end a call. */
+static void
+worker_monitor_gone(void *arg)
+{
+	struct reloader *r = arg;
+	log_msg(LOG_ERR, "worker: the monitor is gone or stuck: stopping");
+	r->monitor_lost = 1;
+	loop_stop(r->s->loop);
+}
+
+/* The monitor keeps stdio, its socket to the worker and the pid file:
+ * the sockets the server opened are the worker's (a listener a reload
+ * moved must stop accepting when the worker closes it), and syslog's is
+ * opened again, so that its number can never come to name another file. */
+static void
+monitor_close_others(int sock, int pid_fd, const struct reloader *r)
+{
+	int keep[2] = { sock < pid_fd ? sock : pid_fd, sock < pid_fd ? pid_fd : sock };
+	unsigned from = 3;
+
+	log_close();
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] < 0)
+			continue;
+		if ((unsigned)keep[i] > from)
+			close_range(from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+	log_open("pptpd", r->o->foreground, r->conf->debug);
+}
+
+/* privsep yes: fork the worker, which returns 0 to run the server with
+ * the link in r->ml; the monitor returns 1 with *rc its exit status. -1
+ * with err set: neither could start. */
+static int
+privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
+    char *err, size_t errlen)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	sigset_t set;
+	int sv[2];
+
+	/* Held from here, so that neither side dies of a signal before it
+	 * reads them (the monitor's signalfd, the worker's loop). */
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(err, errlen, "cannot make the monitor's socket: %s",
+		    strerror(errno));
+		return -1;
+	}
+	pid_t w = fork();
+	if (w < 0) {
+		snprintf(err, errlen, "cannot fork the worker: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (w > 0) {
+		monitor_close_others(sv[0], pid_fd, r);
+		log_msg(LOG_NOTICE, "monitor: the worker is pid %d", (int)w);
+		*rc = monitor_run(r->conf, w, sv[0], monitor_reload, r);
+		close(sv[0]);
+		return 1;
+	}
+	close(sv[0]);
+	/* `ps -C pptpd-worker`; the monitor keeps the name systemd knows. */
+	prctl(PR_SET_NAME, "pptpd-worker");
+	const struct monlink_events ev = { worker_pppd_exited,
+		worker_monitor_gone, r };
+	if ((r->ml = monlink_new(loop, sv[1], &ev, err, errlen)) == NULL)
+		return -1;
+	server_set_runner(r->s, monlink_runner(r->ml), getppid());
+	return 0;
 }
 
 static void
@@ -384,9 +518,9 @@ run(struct conf *conf, const struct opts *o)
 	const char *pidfile = (!o->foreground || o->pidfile) ? conf->pidfile : NULL;
 	const char *reason = NULL;
 	struct server *s = NULL;
-	struct reloader reloader = { conf, o, NULL, "" };
+	struct reloader reloader = { conf, o, NULL, NULL, 0, "" };
 	struct loop *loop = loop_new();
-	int rc = EXIT_FAIL, pid_fd = -1;
+	int rc = EXIT_FAIL, pid_fd = -1, split = 0;
 
 	if (realpath(o->conf_file, reloader.path) == NULL)
 		snprintf(reloader.path, sizeof(reloader.path), "%s", o->conf_file);
@@ -412,6 +546,22 @@ run(struct conf *conf, const struct opts *o)
 		if (pid_fd >= 0 && pidfile_write(pid_fd) < 0)
 			log_msg(LOG_WARNING, "cannot write pid file %s: %s", pidfile,
 			    strerror(errno));
+		if (conf->privsep &&
+		    (split = privsep_split(&reloader, loop, pid_fd, &rc, err,
+		    sizeof(err))) < 0)
+			reason = err;
+	}
+	if (split == 1) {
+		/* The monitor: the server's objects are the worker's, which
+		 * has ended them; only the pid file is the monitor's. */
+		log_msg(LOG_NOTICE, "pptpd stopped");
+		if (pid_fd >= 0) {
+			unlink(conf->pidfile);
+			close(pid_fd);
+		}
+		return rc;
+	}
+	if (reason == NULL) {
 		if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])),
 		    on_signal, s) < 0) {
 			snprintf(err, sizeof(err), "cannot set up signals: %s", strerror(errno));
@@ -424,14 +574,17 @@ run(struct conf *conf, const struct opts *o)
 		    conf->remoteip ? conf->remoteip : "none", conf->connections);
 		/* Listening, and a SIGTERM now stops us cleanly. */
 		server_ready(s);
-		rc = loop_run(loop) < 0 ? EXIT_FAIL : 0;
+		rc = loop_run(loop) < 0 || reloader.monitor_lost ? EXIT_FAIL : 0;
 		log_msg(LOG_NOTICE, "pptpd stopped");
 	} else {
 		log_msg(LOG_ERR, "%s", reason);
 	}
+	monlink_free(reloader.ml);
 	server_free(s);
 	loop_free(loop);
-	if (pid_fd >= 0) {
+	if (pid_fd >= 0 && reloader.ml != NULL) {
+		close(pid_fd);   /* the worker's copy: the monitor's to remove */
+	} else if (pid_fd >= 0) {
 		/* Only the holder of the lock removes the file. (conf->pidfile,
 		 * not `pidfile`: a reload replaced the string, never its value.) */
 		unlink(conf->pidfile);

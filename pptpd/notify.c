@@ -39,11 +39,17 @@ notify_send(struct notify *n, const char *state)
 	    n->sessions == 1 ? "" : "s", n->ctrls, n->ctrls == 1 ? "" : "s");
 	/* Failing to reach systemd is not worth stopping for; at most a few
 	 * lines a second (the STATUS rate limit). */
-	int rc = sd_notify(0, msg);
+	int rc = n->as != 0 ? sd_pid_notify(n->as, 0, msg) : sd_notify(0, msg);
 	if (rc < 0)
 		log_msg(LOG_WARNING, "sd_notify: %s", strerror(-rc));
 	n->sent_ms = loop_now(n->loop);
 	n->sent_count = (long)n->sessions;
+}
+
+void
+notify_as(struct notify *n, pid_t pid)
+{
+	n->as = pid;
 }
 
 void

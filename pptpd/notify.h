@@ -5,6 +5,7 @@
 #define PPTPD_NOTIFY_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pptpd/loop.h"
 
@@ -20,11 +21,17 @@ struct notify {
 	long              sent_count;  /* the count it carried; -1: none yet */
 	/* The counts the server handed last: what a STATUS says. */
 	unsigned          sessions, ctrls;
+	/* Sent in the name of this pid (0: our own): under privsep the worker
+	 * speaks for the monitor, the unit's main pid (NotifyAccess=main).
+	 * The kernel takes another pid's credentials from root only: an
+	 * unprivileged worker will need the monitor to relay. */
+	pid_t             as;
 };
 
 void notify_init(struct notify *n, struct loop *loop);
 /* The server listens and serves (also the end of a reload). Each says how
  * many sessions and control connections there are now. */
+void notify_as(struct notify *n, pid_t pid);
 void notify_ready(struct notify *n, unsigned sessions, unsigned ctrls);
 void notify_reloading(struct notify *n, unsigned sessions, unsigned ctrls);
 void notify_stopping(struct notify *n, unsigned sessions, unsigned ctrls);

@@ -455,6 +455,17 @@ pool_take(struct pool *p, struct in_addr remote)
 }
 
 int
+pool_local(const struct pool *p, struct in_addr remote, struct in_addr *local)
+{
+	const struct slot *s;
+
+	if (p == NULL || (s = slot_find(p, ntohl(remote.s_addr))) == NULL)
+		return -1;
+	local->s_addr = htonl(p->shared ? p->local[0] : p->local[s->idx]);
+	return 0;
+}
+
+int
 pool_release(struct pool *p, struct in_addr remote)
 {
 	const struct slot *s;

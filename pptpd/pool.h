@@ -47,6 +47,10 @@ int    pool_alloc(struct pool *p, struct in_addr *local, struct in_addr *remote)
  * addresses live calls hold. -1 when the pool does not hold it (the call
  * keeps it as a retired address) or it is already taken. */
 int    pool_take(struct pool *p, struct in_addr remote);
+/* The local address paired with `remote` (what pool_alloc hands out with
+ * it; INADDR_ANY without localip). -1 when the pool does not hold it. */
+int    pool_local(const struct pool *p, struct in_addr remote,
+    struct in_addr *local);
 /* Return `remote` to the pool; -1, changing nothing, if it was not
  * allocated, or is not in this pool at all (an address retired by a
  * reload: it is simply never handed out again). */

@@ -522,6 +522,16 @@ server_check_stopped(struct server *s)
 }
 
 void
+server_child_exited(struct server *s, uint16_t call_id, pid_t pid, int status)
+{
+	struct call *c = calls_by_id(&s->calls, call_id);
+	if (c == NULL || c->pid != pid)
+		return;
+	call_exited(c);
+	call_reaped(c, status);
+}
+
+void
 server_reap(struct server *s)
 {
 	int status;
@@ -532,7 +542,9 @@ server_reap(struct server *s)
 	 * only looked at first (WNOWAIT) and its reports are read while it is
 	 * a zombie: a report may still make us signal that pid (a hang-up),
 	 * which must not reach a new process that got the pid. Then it is
-	 * reaped. */
+	 * reaped. (Under privsep the monitor reaps, and its CHILD_EXIT comes
+	 * to server_child_exited: the pid is gone by then, so the monitor
+	 * signals only pids it has not reaped.) */
 	for (;;) {
 		si.si_pid = 0;
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
@@ -555,6 +567,14 @@ server_reap(struct server *s)
 	}
 }
 
+void
+server_set_runner(struct server *s, const struct pppd_runner *runner,
+    pid_t monitor)
+{
+	s->calls.runner = runner;
+	notify_as(&s->notify, monitor);
+}
+
 /* Cut off what a clean stop has not finished: pppd is killed, not
  * waited for (we exit; init reaps it). */
 static void
@@ -568,8 +588,7 @@ server_force_stop(struct server *s, const char *why)
 	while ((c = TAILQ_FIRST(&s->ctrls.list)) != NULL)
 		ctrl_close(c, "server stopping");
 	TAILQ_FOREACH(call, &s->calls.list, s_entry)
-		if (call->pid > 0)
-			kill(call->pid, SIGKILL);
+		call_kill_now(call);
 	loop_stop(s->loop);
 }
 
@@ -617,8 +636,8 @@ server_stop_timeout(void *arg)
 	    "sending their Accounting-Stop (at most %llu ms more), killing the "
 	    "others", n, (unsigned long long)(due - now));
 	TAILQ_FOREACH(c, &s->calls.list, s_entry)
-		if (c->pid > 0 && call_acct_stop_due(c) == 0)
-			kill(c->pid, SIGKILL);
+		if (call_acct_stop_due(c) == 0)
+			call_kill_now(c);
 	loop_timer_set(s->loop, &s->stop_timer, due - now, server_acct_wait_over, s);
 }
 
@@ -702,31 +721,6 @@ str_differs(const char *a, const char *b)
 	if (a == NULL || b == NULL)
 		return a != b;
 	return strcmp(a, b) != 0;
-}
-
-/* Keys whose sockets or files are set up once, or that chose something at
- * startup (noplugin and datapath: the data path): a reload that changes
- * one is refused, so what the daemon does always matches its
- * configuration.
- * (`listen` is not one: only the TCP listener is bound to it; the GRE
- * socket is bound to no address and each call's GRE leaves from its own
- * connection's local address.) */
-static const char *
-server_restart_key(const struct conf *a, const struct conf *b)
-{
-	if (a->metrics_listen.sin_addr.s_addr != b->metrics_listen.sin_addr.s_addr ||
-	    a->metrics_listen.sin_port != b->metrics_listen.sin_port)
-		return "metrics-listen";
-	if (a->dae_listen.sin_addr.s_addr != b->dae_listen.sin_addr.s_addr ||
-	    a->dae_listen.sin_port != b->dae_listen.sin_port)
-		return "radius-dae-listen";
-	if (a->noplugin != b->noplugin)
-		return "noplugin";
-	if (a->datapath != b->datapath)   /* chosen (and logged) at startup */
-		return "datapath";
-	if (str_differs(a->pidfile, b->pidfile))
-		return "pidfile";
-	return NULL;
 }
 
 static void
@@ -851,7 +845,7 @@ int
 server_reload(struct server *s, const struct conf *next, char *err,
     size_t errlen)
 {
-	const char *key = server_restart_key(s->conf, next);
+	const char *key = conf_restart_key(s->conf, next);
 	struct pool *p = NULL;
 	char perr[CONF_ERR_LEN];
 

@@ -62,6 +62,15 @@ void server_shutdown(struct server *s);
 void server_free(struct server *s);
 /* SIGCHLD: reap every exited pppd. */
 void server_reap(struct server *s);
+/* Under privsep: the monitor reaped the pppd `pid` of call `call_id` (its
+ * reports can still be read). */
+void server_child_exited(struct server *s, uint16_t call_id, pid_t pid,
+    int status);
+/* Under privsep: calls start and signal pppd through the monitor, and
+ * systemd is told in the monitor's name (it is the unit's main pid). */
+struct pppd_runner;
+void server_set_runner(struct server *s, const struct pppd_runner *runner,
+    pid_t monitor);
 /* SIGUSR1: one log line with connections, calls and the pool. */
 void server_status(struct server *s);
 /* Listening and serving: systemd is told (notify.h). */

@@ -10,8 +10,8 @@
 #include "proto/monitor.h"
 #include "proto/report.h"
 
-/* fds: the type's descriptors; MON_FDS_BY_FLAGS: CALL_STARTED's, which
- * its flags decide. */
+/* fds: the type's descriptors; MON_FDS_BY_FLAGS: CALL_START's and
+ * CALL_STARTED's, which their flags decide. */
 #define MON_FDS_BY_FLAGS  (-2)
 #define MON_FROM_WORKER   1
 #define MON_FROM_MONITOR  2
@@ -27,7 +27,7 @@ static const struct {
 	[MON_CONN_HOLD]    = { "conn-hold", 4, 1, MON_FROM_WORKER },
 	[MON_CONN_HELD]    = { "conn-held", 4, 0, MON_FROM_MONITOR },
 	[MON_CONN_DROP]    = { "conn-drop", 4, 0, MON_FROM_WORKER },
-	[MON_CALL_START]   = { "call-start", 8, 0, MON_FROM_WORKER },
+	[MON_CALL_START]   = { "call-start", 16, MON_FDS_BY_FLAGS, MON_FROM_WORKER },
 	[MON_CALL_STARTED] = { "call-started", 16, MON_FDS_BY_FLAGS,
 	                       MON_FROM_MONITOR },
 	[MON_CALL_REFUSED] = { "call-refused", 4 + MON_TEXT, 0, MON_FROM_MONITOR },
@@ -66,7 +66,10 @@ mon_fds_of(const struct mon_msg *m)
 		return -1;
 	if (mon_types[m->type].fds != MON_FDS_BY_FLAGS)
 		return mon_types[m->type].fds;
-	return m->u.call_started.flags & MON_CALL_KERNEL ? 1 : 2;
+	if (m->type == MON_CALL_START)
+		return 1 + !!(m->u.call_start.flags & MON_CALL_REPORTS) +
+		    !!(m->u.call_start.flags & MON_CALL_KERNEL);
+	return m->u.call_started.flags & MON_CALL_KERNEL ? 0 : 1;
 }
 
 /* A string field: printable ASCII up to its NUL, so a log line cannot be
@@ -105,6 +108,8 @@ mon_fields_check(const struct mon_msg *m, int wire)
 	case MON_CALL_START:
 		if (m->u.call_start.flags & ~MON_CALL_FLAGS)
 			return "unknown call flags";
+		if (m->u.call_start.call_id == 0)
+			return "call ID 0";
 		break;
 	case MON_CALL_STARTED:
 		if (m->u.call_started.flags & ~MON_CALL_FLAGS)
@@ -173,9 +178,12 @@ mon_body_put(const struct mon_msg *m, uint8_t *b)
 		be32_put(b, m->u.conn.conn);
 		break;
 	case MON_CALL_START:
-		be32_put(b, m->u.call_start.conn);
-		be16_put(b + 4, m->u.call_start.peer_call_id);
-		be16_put(b + 6, m->u.call_start.flags);
+		be16_put(b, m->u.call_start.call_id);
+		be16_put(b + 2, m->u.call_start.peer_call_id);
+		be16_put(b + 4, m->u.call_start.flags);
+		be16_put(b + 6, 0);
+		memcpy(b + 8, &m->u.call_start.local_ip, 4);
+		memcpy(b + 12, &m->u.call_start.remote_ip, 4);
 		break;
 	case MON_CALL_STARTED:
 		be16_put(b, m->u.call_started.call_id);
@@ -260,9 +268,11 @@ mon_body_get(struct mon_msg *m, const uint8_t *b)
 		m->u.conn.conn = be32_get(b);
 		break;
 	case MON_CALL_START:
-		m->u.call_start.conn = be32_get(b);
-		m->u.call_start.peer_call_id = be16_get(b + 4);
-		m->u.call_start.flags = be16_get(b + 6);
+		m->u.call_start.call_id = be16_get(b);
+		m->u.call_start.peer_call_id = be16_get(b + 2);
+		m->u.call_start.flags = be16_get(b + 4);
+		memcpy(&m->u.call_start.local_ip, b + 8, 4);
+		memcpy(&m->u.call_start.remote_ip, b + 12, 4);
 		break;
 	case MON_CALL_STARTED:
 		m->u.call_started.call_id = be16_get(b);
@@ -317,6 +327,8 @@ mon_reserved_zero(enum mon_type type, const uint8_t *b)
 	case MON_CALL_REAP:
 	case MON_ADMIN:
 		return be16_get(b + 2) == 0;
+	case MON_CALL_START:
+		return be16_get(b + 6) == 0;
 	default:
 		return 1;
 	}

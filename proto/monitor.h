@@ -34,13 +34,18 @@
  *                     worker
  *   CONN_HELD      M  u32 conn                        fds 0
  *   CONN_DROP      W  u32 conn                        fds 0
- *   CALL_START     W  u32 conn  u16 peer call id  u16 flags (MON_CALL_*)
- *                     fds 0: start pppd for an Outgoing-Call-Request on
- *                     that connection
+ *   CALL_START     W  u16 call id  u16 peer call id  u16 flags (MON_CALL_*)
+ *                     u16 0  u32 local ip  u32 remote ip (network order;
+ *                     0: pppd picks)  fds: the call's control connection
+ *                     (TCP: the monitor reads the client's and our
+ *                     address from it), then pppd's end of the report
+ *                     channel with MON_CALL_REPORTS, then the kernel's
+ *                     PPTP channel with MON_CALL_KERNEL: start pppd for an
+ *                     Outgoing-Call-Request
  *   CALL_STARTED   M  u16 call id  u16 flags  u32 pid
- *                     u32 local ip  u32 remote ip (network order; 0: pppd
- *                     picks)      fds 2 (pty master, report) on the
- *                     engine path, 1 (report) with MON_CALL_KERNEL
+ *                     u32 local ip  u32 remote ip (as asked)
+ *                     fds 1 (the pty master) on the engine path, 0 with
+ *                     MON_CALL_KERNEL
  *   CALL_REFUSED   M  u8 OCRP result  u8 error  u16 0  char reason[MON_TEXT]
  *                     fds 0
  *   CALL_HANGUP    W  u16 call id  u8 cause (report.h's REPORT_CAUSE_*)
@@ -65,11 +70,11 @@
 #include <stdint.h>
 
 #define MON_MAGIC        0x5050544dU   /* "PPTM" */
-#define MON_VERSION      1
+#define MON_VERSION      2
 #define MON_HDR_LEN      16
 #define MON_TEXT         128           /* reasons and results, NUL included */
 #define MON_IFNAME       16            /* IFNAMSIZ, NUL included */
-#define MON_MAX_FDS      2
+#define MON_MAX_FDS      3
 #define MON_MAX_BODY     (4 + MON_TEXT)
 #define MON_MAX_LEN      (MON_HDR_LEN + MON_MAX_BODY)
 
@@ -93,7 +98,9 @@ enum mon_type {
 
 /* CALL_START and CALL_STARTED flags */
 #define MON_CALL_KERNEL   0x0001       /* the kernel's PPTP channel */
-#define MON_CALL_FLAGS    MON_CALL_KERNEL
+#define MON_CALL_REPORTS  0x0002       /* the plugin reports (pptpd-report-fd) */
+#define MON_CALL_IPV6     0x0004       /* IPV6CP too (+ipv6) */
+#define MON_CALL_FLAGS    (MON_CALL_KERNEL | MON_CALL_REPORTS | MON_CALL_IPV6)
 
 /* CALL_HANGUP's how */
 #define MON_HANGUP_CLEAN  1            /* SIGTERM: pppd ends LCP */
@@ -117,8 +124,8 @@ struct mon_msg {
 		struct { uint32_t generation; } welcome;
 		struct { uint32_t conn; } conn;            /* HELD, DROP */
 		struct {
-			uint32_t conn;
-			uint16_t peer_call_id, flags;
+			uint16_t call_id, peer_call_id, flags;
+			uint32_t local_ip, remote_ip;      /* network order */
 		} call_start;
 		struct {
 			uint16_t call_id, flags;

@@ -322,6 +322,8 @@ write_server_conf() {
 		echo "remoteip $TUNNEL_REMOTE_RANGE"
 		[ -n "${E2E_DATAPATH:-}" ] && echo "datapath $E2E_DATAPATH"
 		for line in "$@"; do echo "$line"; done
+		# last, so that the suites' own lines keep their numbers
+		if [ -n "${E2E_PRIVSEP:-}" ]; then echo "privsep $E2E_PRIVSEP"; fi
 	} >"$E2E_DIR/pptpd.conf"
 }
 
@@ -386,8 +388,29 @@ pppd_on_kernel_path() {
 	grep -qa 'pptpd-kernel' "/proc/$1/cmdline"
 }
 
-# server_children: processes (pppd) the server has forked and not reaped.
-server_children() { children "$(server_pid)" | wc -l; }
+# server_worker: the process that serves: under `privsep yes` the
+# monitor's worker (its child named pptpd-worker), else the server itself.
+server_worker() {
+	local c comm
+	for c in $(children "$(server_pid)"); do
+		read -r comm 2>/dev/null <"/proc/$c/comm" || continue
+		[ "$comm" = pptpd-worker ] && { echo "$c"; return; }
+	done
+	server_pid
+}
+
+# server_pppds: the pids of the processes (pppd) the server has forked and
+# not reaped, one a line (under privsep the monitor's: not its worker).
+server_pppds() {
+	local c comm
+	for c in $(children "$(server_pid)"); do
+		read -r comm 2>/dev/null <"/proc/$c/comm" || comm=
+		[ "$comm" = pptpd-worker ] || echo "$c"
+	done
+}
+
+# server_children: how many server_pppds.
+server_children() { server_pppds | wc -l; }
 
 # port_listening NS PORT: a TCP listener on PORT in NS.
 port_listening() {

@@ -44,7 +44,7 @@ assert_log_contains "$E2E_SERVER_LOG" "session start: call [0-9]+/[0-9]+ user al
 if [ "$DATAPATH" = kernel ]; then
 	assert_log_contains "$E2E_SERVER_LOG" "data path: kernel PPTP channel with its GRE guard \(datapath kernel\)" \
 		"pptpd logs its data path once at startup: the kernel's, with its GRE guard"
-	kid=$(children "$(server_pid)" | head -n 1)
+	kid=$(server_pppds | head -n 1)
 	check "server pppd $kid has no pty, and pptpd-kernel on its command line" \
 		pppd_on_kernel_path "$kid"
 	assert_log_contains "$E2E_SERVER_PPPD_LOG" "pptpd-policy: kernel PPTP channel [0-9]+: call [0-9]+ at 198\.18\.0\.1 to call [0-9]+ at 198\.18\.0\.2 \(socket from pptpd\)" \
@@ -195,7 +195,7 @@ done
 # its report channel until its pppd is reaped.
 for _ in $(seq 50); do [ "$(server_children)" -eq 0 ] && break; sleep 0.2; done
 sleep 1
-fds0=$(fd_count "$(server_pid)")
+fds0=$(fd_count "$(server_worker)") mfds0=$(fd_count "$(server_pid)")
 status0=$(status_line)
 diag "before cycles: $fds0 fds; $status0"
 for i in $(seq "$CYCLES"); do
@@ -203,12 +203,15 @@ for i in $(seq "$CYCLES"); do
 	client_down "cy$i"
 done
 for _ in $(seq 50); do [ "$(server_children)" -eq 0 ] && break; sleep 0.2; done
-fds1=$(fd_count "$(server_pid)")
+fds1=$(fd_count "$(server_worker)") mfds1=$(fd_count "$(server_pid)")
 status1=$(status_line)
 diag "after $CYCLES cycles: $fds1 fds; $status1"
 check "$CYCLES dial/hang-up cycles: no pppd left under pptpd" test "$(server_children)" -eq 0
 check "$CYCLES cycles: no zombie" test "$(zombie_count)" = 0
 check "$CYCLES cycles: pptpd has the same $fds0 descriptors ($fds1)" test "$fds1" -eq "$fds0"
+if [ "${E2E_PRIVSEP:-no}" = yes ]; then
+	check "$CYCLES cycles: its monitor has the same $mfds0 descriptors ($mfds1)" test "$mfds1" -eq "$mfds0"
+fi
 check "$CYCLES cycles: every address back in the pool" \
 	grep -Eq '0 calls active, 0 ending, pool 31 of 31 free' <<<"$status1"
 assert_log_contains "$E2E_SERVER_LOG" "session end: call [0-9]+/[0-9]+ user alice client 198\.18\.0\.2 tunnel 198\.19\.0\.[0-9]+ mppe 128 duration [0-9]+ s rx [1-9][0-9]* bytes" \

@@ -99,10 +99,10 @@ dial c1 "$NS_CLI" alice
 dial c2 "$NS_CLI2" bob
 if [ "${E2E_DATAPATH:-}" = kernel ]; then
 	check "the sessions' pppd are on the kernel data path (no pty)" \
-		pppd_on_kernel_path "$(children "$(server_pid)" | head -n 1)"
+		pppd_on_kernel_path "$(server_pppds | head -n 1)"
 fi
 check "the server's pppd were given +ipv6" \
-	bash -c "tr '\\0' ' ' </proc/$(children "$(server_pid)" | head -n 1)/cmdline | grep -q -- '+ipv6'"
+	bash -c "tr '\\0' ' ' </proc/$(server_pppds | head -n 1)/cmdline | grep -q -- '+ipv6'"
 check "client 1 forms a global IPv6 address from the advertisement" wait_addr6 c1
 check "client 2 forms one too" wait_addr6 c2
 a1=$(addr6 c1) a2=$(addr6 c2)
@@ -191,7 +191,7 @@ write_server_conf "$PLUGIN"
 server_start "$PPTPD"
 dial n1 "$NS_CLI" alice
 check "without a pool pppd is not given +ipv6" \
-	bash -c "! tr '\\0' ' ' </proc/$(children "$(server_pid)" | head -n 1)/cmdline | grep -q -- '+ipv6'"
+	bash -c "! tr '\\0' ' ' </proc/$(server_pppds | head -n 1)/cmdline | grep -q -- '+ipv6'"
 e2e_sleep 3
 check "and the client has no global IPv6 address" test -z "$(addr6 n1)"
 assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "the IPv4-only session passes traffic"

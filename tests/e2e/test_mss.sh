@@ -121,7 +121,7 @@ check "its table inet pptpd is in the server's netns" table_there
 dial c1
 if [ "${E2E_DATAPATH:-}" = kernel ]; then
 	check "the session's pppd is on the kernel data path (no pty)" \
-		pppd_on_kernel_path "$(children "$(server_pid)" | head -n 1)"
+		pppd_on_kernel_path "$(server_pppds | head -n 1)"
 fi
 sif=$(srv_if)
 mtu=$(srv_mtu "${sif:-none}")

@@ -119,7 +119,7 @@ up a "$NS_CLI" alice
 up b "$NS_CLI2" bob
 if [ "${E2E_DATAPATH:-}" = kernel ]; then
 	check "the sessions' pppd are on the kernel data path (no pty)" \
-		pppd_on_kernel_path "$(children "$(server_pid)" | head -n 1)"
+		pppd_on_kernel_path "$(server_pppds | head -n 1)"
 fi
 ifa=$(srv_if a)
 diag "alice's interface on the server: $ifa"

@@ -34,13 +34,13 @@ static void
 test_argv_poptop_form(void **state)
 {
 	struct conf c;
-	char *argv[CALL_ARGV_MAX], buf[128], line[512];
+	char *argv[PPPD_ARGV_MAX], buf[128], line[512];
 	conf_init(&c);
 	free(c.option);
 	c.option = strdup("/etc/ppp/options.pptpd");
-	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
+	struct pppd_args in = { ip("198.19.0.1"), ip("198.19.0.10"),
 		ip("198.18.0.2"), 4711, 0, 0, 0, { 0 }, 0 };
-	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	int argc = pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	assert_int_not_equal(argc, -1);
 	assert_null(argv[argc]);
 	join(argv, argc, line, sizeof(line));
@@ -53,14 +53,14 @@ static void
 test_argv_noipparam_no_pool(void **state)
 {
 	struct conf c;
-	char *argv[CALL_ARGV_MAX], buf[128], line[512];
+	char *argv[PPPD_ARGV_MAX], buf[128], line[512];
 	conf_init(&c);
 	free(c.option);
 	c.option = NULL;
 	c.noipparam = 1;
 	struct in_addr any = { .s_addr = INADDR_ANY };
-	struct call_argv_in in = { any, any, ip("203.0.113.9"), 1, 0, 0, 0, { 0 }, 0 };
-	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	struct pppd_args in = { any, any, ip("203.0.113.9"), 1, 0, 0, 0, { 0 }, 0 };
+	int argc = pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	join(argv, argc, line, sizeof(line));
 	assert_string_equal(line, "/usr/sbin/pppd local 115200 remotenumber 203.0.113.9");
 	conf_free(&c);
@@ -70,11 +70,11 @@ static void
 test_argv_buffer_too_small(void **state)
 {
 	struct conf c;
-	char *argv[CALL_ARGV_MAX], buf[8];
+	char *argv[PPPD_ARGV_MAX], buf[8];
 	conf_init(&c);
-	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
+	struct pppd_args in = { ip("198.19.0.1"), ip("198.19.0.10"),
 		ip("198.18.0.2"), 1, 0, 0, 0, { 0 }, 0 };
-	assert_int_equal(call_pppd_argv(&c, &in, argv, buf, sizeof(buf)), -1);
+	assert_int_equal(pppd_argv(&c, &in, argv, buf, sizeof(buf)), -1);
 	conf_free(&c);
 }
 
@@ -82,7 +82,7 @@ static void
 test_argv_plugin_options(void **state)
 {
 	struct conf c;
-	char *argv[CALL_ARGV_MAX], buf[256], line[1024];
+	char *argv[PPPD_ARGV_MAX], buf[256], line[1024];
 	conf_init(&c);
 	free(c.option);
 	c.option = NULL;
@@ -91,9 +91,9 @@ test_argv_plugin_options(void **state)
 	c.peers = strdup("/etc/ppp/pptpd-peers");
 	c.logwtmp = 1;
 	struct in_addr any = { .s_addr = INADDR_ANY };
-	struct call_argv_in in = { any, ip("198.19.0.10"), ip("198.18.0.2"), 4711,
+	struct pppd_args in = { any, ip("198.19.0.10"), ip("198.18.0.2"), 4711,
 		1, 0, 0, { 0 }, 0 };
-	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	int argc = pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	join(argv, argc, line, sizeof(line));
 	assert_string_equal(line, "/usr/sbin/pppd local 115200 :198.19.0.10 "
 	    "ipparam 198.18.0.2 remotenumber 198.18.0.2 plugin /lib/pptpd/pptpd-policy.so "
@@ -109,14 +109,14 @@ static void
 test_argv_kernel_path(void **state)
 {
 	struct conf c;
-	char *argv[CALL_ARGV_MAX], buf[256], line[1024];
+	char *argv[PPPD_ARGV_MAX], buf[256], line[1024];
 	conf_init(&c);
 	free(c.plugin);
 	c.plugin = strdup("/lib/pptpd/pptpd-policy.so");
-	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
+	struct pppd_args in = { ip("198.19.0.1"), ip("198.19.0.10"),
 		ip("198.18.0.2"), 4711, 1, 1, 33,
 		ip("198.18.0.1"), 0 };
-	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	int argc = pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	assert_int_not_equal(argc, -1);
 	join(argv, argc, line, sizeof(line));
 	assert_string_equal(line, "/usr/sbin/pppd local file /etc/ppp/options.pptpd "
@@ -134,18 +134,18 @@ static void
 test_argv_ipv6(void **state)
 {
 	struct conf c;
-	char *argv[CALL_ARGV_MAX], buf[256], line[1024];
+	char *argv[PPPD_ARGV_MAX], buf[256], line[1024];
 	conf_init(&c);
-	struct call_argv_in in = { ip("198.19.0.1"), ip("198.19.0.10"),
+	struct pppd_args in = { ip("198.19.0.1"), ip("198.19.0.10"),
 		ip("198.18.0.2"), 4711, 1, 1, 33, ip("198.18.0.1"), 1 };
-	int argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	int argc = pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	assert_int_not_equal(argc, -1);
 	assert_string_equal(argv[argc - 1], "+ipv6");
 	in.kernel = 0;
-	argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	argc = pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	assert_string_equal(argv[argc - 1], "+ipv6");
 	in.ipv6 = 0;
-	argc = call_pppd_argv(&c, &in, argv, buf, sizeof(buf));
+	argc = pppd_argv(&c, &in, argv, buf, sizeof(buf));
 	join(argv, argc, line, sizeof(line));
 	assert_null(strstr(line, "ipv6"));
 	conf_free(&c);

@@ -268,6 +268,22 @@ test_metrics_listen(void **state)
 	    "'metrics-per-session' takes no value (got 'yes')");
 }
 
+/* privsep: off unless asked; only its two words. */
+static void
+test_privsep(void **state)
+{
+	struct fx *fx = *state;
+	expect_ok(fx, "listen 127.0.0.1\n");
+	assert_int_equal(fx->c.privsep, 0);
+	expect_ok(fx, "privsep yes\n");
+	assert_int_equal(fx->c.privsep, 1);
+	expect_ok(fx, "privsep no\n");
+	assert_int_equal(fx->c.privsep, 0);
+	expect_err(fx, "\nprivsep on\n", 2,
+	    "bad value 'on' for 'privsep' (one of no, yes)");
+	expect_err(fx, "privsep\n", 1, "'privsep' needs a value");
+}
+
 static void
 test_datapath(void **state)
 {
@@ -722,6 +738,7 @@ main(void)
 		T(test_bad_listen),
 		T(test_metrics_listen),
 		T(test_datapath),
+		T(test_privsep),
 		T(test_unknown_keys),
 		T(test_arity),
 		T(test_pool_errors),

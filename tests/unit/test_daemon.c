@@ -38,6 +38,7 @@
 #include "proto/msg.h"
 #include "proto/packet.h"
 #include "pptpd/radius.h"
+#include "tests/unit/lo_up.h"
 
 #define DAEMON      "pptpd/pptpd"
 #define FAKE_PPPD   "tests/fixtures/fake-pppd"
@@ -65,18 +66,6 @@ static pid_t daemon_pid;
  * and a pid file (-p, NULL: none). */
 static rlim_t daemon_nofile;
 static const char *daemon_pidfile;
-
-static void
-lo_up(void)
-{
-	struct ifreq ifr = { 0 };
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	strcpy(ifr.ifr_name, "lo");
-	ioctl(s, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	ioctl(s, SIOCSIFFLAGS, &ifr);
-	close(s);
-}
 
 static void
 write_file(const char *name, const char *text)
@@ -109,16 +98,22 @@ log_contains(const char *needle)
 	return file_contains(logpath, needle);
 }
 
-/* The test configuration plus `extra` lines, as tmpdir/pptpd.conf. */
+/* The test configuration plus `extra` lines, as tmpdir/pptpd.conf.
+ * PPTPD_TEST_CONF adds a line to every test's ("privsep yes": the whole
+ * suite again with the monitor and its worker, as `make unit` runs it). */
+static int every_off;   /* this once, not PPTPD_TEST_CONF's line */
+
 static void
 write_conf(const char *extra)
 {
-	char conf[2 * PATH_MAX + 256], cwd[PATH_MAX];
+	char conf[2 * PATH_MAX + 512], cwd[PATH_MAX];
+	const char *every = every_off ? NULL : getenv("PPTPD_TEST_CONF");
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(conf, sizeof(conf),
 	    "ppp %s/" FAKE_PPPD "\noption %s/options\nlocalip 198.19.0.1\n"
-	    "remoteip %s\nlisten 127.0.0.1\nplugin %s/" PLUGIN "\n%s%s",
-	    cwd, tmpdir, pool, cwd, extra, harness_extra);
+	    "remoteip %s\nlisten 127.0.0.1\nplugin %s/" PLUGIN "\n%s%s%s\n",
+	    cwd, tmpdir, pool, cwd, extra, harness_extra,
+	    every != NULL ? every : "");
 	write_file("pptpd.conf", conf);
 	write_file("options", "# nothing\n");
 }
@@ -389,6 +384,40 @@ count_in_dir(const char *dir, const char *suffix)
 	return n;
 }
 
+/* Is `pid` the daemon's worker (privsep yes: a child named pptpd-worker)? */
+static int
+is_worker(pid_t pid)
+{
+	char p[64], comm[32] = "";
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(p, "r");
+	if (f == NULL)
+		return 0;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	return strcmp(comm, "pptpd-worker\n") == 0;
+}
+
+/* The process that runs the server: the daemon, or under privsep (see
+ * write_conf) its worker, which holds the sockets, ptys and calls. */
+static pid_t
+server_pid(void)
+{
+	char p[64], buf[4096];
+	pid_t w = daemon_pid;
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)daemon_pid, (int)daemon_pid);
+	FILE *f = fopen(p, "r");
+	if (f == NULL)
+		return daemon_pid;
+	if (fgets(buf, sizeof(buf), f) != NULL)
+		for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
+			if (is_worker((pid_t)atoi(t)))
+				w = (pid_t)atoi(t);
+	fclose(f);
+	return w;
+}
+
 /* The daemon's descriptors. Under valgrind only those below 1024 count:
  * valgrind keeps its own above the client's limit and opens them lazily. */
 static int
@@ -397,7 +426,7 @@ daemon_fds(void)
 	char p[64];
 	struct dirent *e;
 	int n = 0;
-	snprintf(p, sizeof(p), "/proc/%d/fd", (int)daemon_pid);
+	snprintf(p, sizeof(p), "/proc/%d/fd", (int)server_pid());
 	DIR *d = opendir(p);
 	if (d == NULL)
 		return -1;
@@ -420,7 +449,7 @@ daemon_children(void)
 		return -1;
 	if (fgets(buf, sizeof(buf), f) != NULL)
 		for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
-			n++;
+			n += !is_worker((pid_t)atoi(t));
 	fclose(f);
 	return n;
 }
@@ -431,7 +460,7 @@ daemon_ptys(void)
 {
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "exit $(find /proc/%d/fd -lname '*ptmx' | wc -l)",
-	    (int)daemon_pid);
+	    (int)server_pid());
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -762,10 +791,10 @@ test_emfile_sheds_clients(void **state)
 	struct stat st;
 	/* A new descriptor takes the lowest free number: leave room for two. */
 	do
-		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)daemon_pid, ++low);
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)server_pid(), ++low);
 	while (stat(p, &st) == 0);
 	struct rlimit rl = { (rlim_t)low + 2, (rlim_t)low + 2 };
-	assert_int_equal(prlimit(daemon_pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	assert_int_equal(prlimit(server_pid(), RLIMIT_NOFILE, &rl, NULL), 0);
 	long cpu = idle_clients_cpu_ms(s, IDLE_CLIENTS);
 	print_message("daemon CPU at EMFILE with %d clients: %ld ms in %d ms\n",
 	    IDLE_CLIENTS, cpu, SPIN_WINDOW_MS);
@@ -1285,7 +1314,8 @@ daemon_child_pids(pid_t *pids, int max)
 		return 0;
 	if (fgets(buf, sizeof(buf), f) != NULL)
 		for (char *t = strtok(buf, " \n"); t && n < max; t = strtok(NULL, " \n"))
-			pids[n++] = (pid_t)atoi(t);
+			if (!is_worker((pid_t)atoi(t)))
+				pids[n++] = (pid_t)atoi(t);
 	fclose(f);
 	return n;
 }
@@ -2570,6 +2600,29 @@ test_reload_refused(void **state)
 	close(s1);
 }
 
+/* privsep is chosen at startup: a reload that turns it on or off is
+ * refused with the reason, and the calls go on. */
+static void
+test_reload_privsep_refused(void **state)
+{
+	const char *every = getenv("PPTPD_TEST_CONF");
+	int on = every != NULL && strstr(every, "privsep yes") != NULL;
+	struct pptp_msg r;
+	daemon_start("");
+	int s1 = pns_start();
+	pns_call(s1, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	every_off = on;
+	write_conf(on ? "" : "privsep yes\n");
+	every_off = 0;
+	reload_by_signal();
+	assert_true(log_contains("'privsep' changed: privsep changes need a "
+	    "restart"));
+	assert_true(log_contains("reload refused"));
+	pns_alive(s1, 2);
+	close(s1);
+}
+
 /* Point `listen` of the test configuration at `addr`, and reload. */
 static void
 reload_listen(const char *addr)
@@ -3576,11 +3629,11 @@ test_ctl_full_table_no_spin(void **state)
 	daemon_start("");
 	/* the lowest free number: as the limit, none is free */
 	do
-		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)daemon_pid, ++low);
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)server_pid(), ++low);
 	while (stat(p, &st) == 0);
-	assert_int_equal(prlimit(daemon_pid, RLIMIT_NOFILE, NULL, &old), 0);
+	assert_int_equal(prlimit(server_pid(), RLIMIT_NOFILE, NULL, &old), 0);
 	rl = (struct rlimit){ (rlim_t)low, old.rlim_max };   /* to restore */
-	assert_int_equal(prlimit(daemon_pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	assert_int_equal(prlimit(server_pid(), RLIMIT_NOFILE, &rl, NULL), 0);
 	snprintf(sun.sun_path, sizeof(sun.sun_path), RUN_DIR "/ctl.sock");
 	for (int i = 0; i < CTL_CLIENTS; i++) {
 		c[i] = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -3600,7 +3653,7 @@ test_ctl_full_table_no_spin(void **state)
 		assert_true(pns_closed(c[i], REPLY_MS));
 		close(c[i]);
 	}
-	assert_int_equal(prlimit(daemon_pid, RLIMIT_NOFILE, &old, NULL), 0);
+	assert_int_equal(prlimit(server_pid(), RLIMIT_NOFILE, &old, NULL), 0);
 	assert_int_equal(pptpctl("status"), 0);
 }
 
@@ -3699,6 +3752,7 @@ main(void)
 		cmocka_unit_test(test_sd_notify),
 		cmocka_unit_test_teardown(test_reload_pool_and_limit, teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_refused, teardown_quiet),
+		cmocka_unit_test_teardown(test_reload_privsep_refused, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_reload, teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_bind_first, teardown_quiet),
 		cmocka_unit_test_teardown(test_dae_disconnect, teardown_quiet),

@@ -31,9 +31,11 @@ sample(enum mon_type t)
 	case MON_CONN_HELD:
 	case MON_CONN_DROP: m.u.conn.conn = 42; break;
 	case MON_CALL_START:
-		m.u.call_start.conn = 42;
+		m.u.call_start.call_id = 0x1234;
 		m.u.call_start.peer_call_id = 0xbeef;
-		m.u.call_start.flags = MON_CALL_KERNEL;
+		m.u.call_start.flags = MON_CALL_KERNEL | MON_CALL_REPORTS;
+		m.u.call_start.local_ip = htonl(0xc6130001);
+		m.u.call_start.remote_ip = htonl(0xc613000a);
 		break;
 	case MON_CALL_STARTED:
 		m.u.call_started.call_id = 0x1234;
@@ -97,7 +99,7 @@ test_header_on_the_wire(void **state)
 	struct mon_msg m = sample(MON_CALL_HANGUP);
 	uint8_t buf[MON_MAX_LEN];
 	const uint8_t want[] = {
-		'P', 'P', 'T', 'M', 0, 1, 0, MON_CALL_HANGUP,
+		'P', 'P', 'T', 'M', 0, MON_VERSION, 0, MON_CALL_HANGUP,
 		0x01, 0x02, 0x03, 0x04 + MON_CALL_HANGUP, 0, 0, 0, 4,
 		0x12, 0x34, REPORT_CAUSE_ADMIN, MON_HANGUP_CLEAN,
 	};
@@ -159,7 +161,13 @@ test_bad_fields_refused(void **state)
 	be16_put(buf + MON_HDR_LEN, 0);
 	refused(buf, n, NULL, 0, "call ID 0");
 	n = encoded(MON_CALL_START, buf);
-	be16_put(buf + MON_HDR_LEN + 6, 0x8000);
+	be16_put(buf + MON_HDR_LEN + 6, 1);   /* reserved */
+	refused(buf, n, NULL, 0, "reserved field not zero");
+	n = encoded(MON_CALL_START, buf);
+	be16_put(buf + MON_HDR_LEN, 0);
+	refused(buf, n, NULL, 0, "call ID 0");
+	n = encoded(MON_CALL_START, buf);
+	be16_put(buf + MON_HDR_LEN + 4, 0x8000);
 	refused(buf, n, NULL, 0, "unknown call flags");
 	n = encoded(MON_CALL_HANGUP, buf);
 	buf[MON_HDR_LEN + 3] = MON_HANGUP_KILL + 1;
@@ -201,21 +209,32 @@ static void
 test_descriptor_count_is_the_types(void **state)
 {
 	uint8_t buf[MON_MAX_LEN];
-	int fds[MON_MAX_FDS] = { 100, 101 };
+	int fds[MON_MAX_FDS] = { 100, 101, 102 };
 	size_t n = encoded(MON_CONN_HOLD, buf);
 	refused(buf, n, fds, 0, "descriptors not the type's");
 	refused(buf, n, fds, 2, "descriptors not the type's");
 	n = encoded(MON_CALL_REAP, buf);
 	refused(buf, n, fds, 1, "descriptors not the type's");
-	/* CALL_STARTED: the pty and the report on the engine path, the
-	 * report alone on the kernel path. */
+	/* CALL_STARTED: the pty on the engine path, none on the kernel
+	 * path. */
 	struct mon_msg m = sample(MON_CALL_STARTED);
-	assert_int_equal(mon_fds_of(&m), 2);
-	n = mon_encode(&m, buf, sizeof(buf));
-	refused(buf, n, fds, 1, "descriptors not the type's");
-	m.u.call_started.flags = MON_CALL_KERNEL;
 	assert_int_equal(mon_fds_of(&m), 1);
 	n = mon_encode(&m, buf, sizeof(buf));
+	refused(buf, n, fds, 0, "descriptors not the type's");
+	m.u.call_started.flags = MON_CALL_KERNEL;
+	assert_int_equal(mon_fds_of(&m), 0);
+	n = mon_encode(&m, buf, sizeof(buf));
+	refused(buf, n, fds, 1, "descriptors not the type's");
+	/* CALL_START: the connection, then the report channel and the
+	 * kernel channel as its flags say. */
+	m = sample(MON_CALL_START);
+	assert_int_equal(mon_fds_of(&m), 3);
+	n = mon_encode(&m, buf, sizeof(buf));
+	refused(buf, n, fds, 2, "descriptors not the type's");
+	m.u.call_start.flags = 0;
+	assert_int_equal(mon_fds_of(&m), 1);
+	n = mon_encode(&m, buf, sizeof(buf));
+	refused(buf, n, fds, 0, "descriptors not the type's");
 	refused(buf, n, fds, 2, "descriptors not the type's");
 }
 
@@ -267,14 +286,16 @@ test_socketpair_carries_descriptors(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
 	assert_int_equal(pipe(p1), 0);
 	assert_int_equal(pipe(p2), 0);
-	struct mon_msg m = sample(MON_CALL_STARTED), back;
+	struct mon_msg m = sample(MON_CALL_START), back;
+	m.u.call_start.flags = MON_CALL_REPORTS;   /* two: conn, report */
+	m.nfds = 2;
 	m.fds[0] = p1[1];
 	m.fds[1] = p2[1];
 	assert_int_equal(mon_send(sv[0], &m), 0);
 	const char *why = NULL;
 	assert_int_equal(mon_recv(sv[1], &back, &why), 1);
 	assert_int_equal(back.nfds, 2);
-	assert_int_equal(back.u.call_started.call_id, 0x1234);
+	assert_int_equal(back.u.call_start.call_id, 0x1234);
 	/* The copies work and are close-on-exec. */
 	assert_true(fcntl(back.fds[0], F_GETFD) & FD_CLOEXEC);
 	assert_int_equal(write(back.fds[1], "x", 1), 1);

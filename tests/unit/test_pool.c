@@ -485,6 +485,34 @@ test_churn(void **state)
  * of the free ring, and the others still come out in their order; an
  * address outside the pool cannot be taken, and releasing it changes
  * nothing. */
+/* pool_local: the local address pool_alloc pairs with a remote one
+ * (what the monitor checks a worker's request against). */
+static void
+test_local_of(void **state)
+{
+	char err[256] = "";
+	struct in_addr l;
+	struct pool *p = pool_new("198.19.1.1-3", "198.19.0.10-12", err, sizeof(err));
+	struct pool *q = pool_new("198.19.1.1", "198.19.0.10-12", err, sizeof(err));
+	struct pool *n = pool_new(NULL, "198.19.0.10-12", err, sizeof(err));
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(q);
+	assert_non_null(n);
+	assert_int_equal(pool_local(p, addr("198.19.0.11"), &l), 0);
+	assert_string_equal(ip(l), "198.19.1.2");
+	assert_int_equal(pool_local(q, addr("198.19.0.12"), &l), 0);
+	assert_string_equal(ip(l), "198.19.1.1");
+	assert_int_equal(pool_local(n, addr("198.19.0.10"), &l), 0);
+	assert_int_equal(l.s_addr, INADDR_ANY);
+	assert_int_equal(pool_local(p, addr("198.19.0.13"), &l), -1);
+	assert_int_equal(pool_local(NULL, addr("198.19.0.10"), &l), -1);
+	pool_free(p);
+	pool_free(q);
+	pool_free(n);
+}
+
 static void
 test_take(void **state)
 {
@@ -531,6 +559,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forms),
+		cmocka_unit_test(test_local_of),
 		cmocka_unit_test(test_spec_count),
 		cmocka_unit_test(test_err_empty),
 		cmocka_unit_test(test_err_malformed),

@@ -1,0 +1,459 @@
+/* The privileged monitor: see monitor.h. One poll loop over the worker's
+ * socket and a signalfd; no parse of anything but proto/monitor.h's
+ * records, which mon_recv has already checked for shape. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_pppox.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pptpd/conf.h"
+#include "pptpd/log.h"
+#include "pptpd/monitor.h"
+#include "pptpd/pool.h"
+#include "pptpd/pppd.h"
+#include "proto/monitor.h"
+#include "proto/msg.h"
+
+/* After the worker is gone, the sessions it left get SIGTERM (pppd ends
+ * LCP with the peer) and this long before SIGKILL. */
+#define MONITOR_GRACE_MS  5000
+
+/* A pppd the monitor started and has not reaped. A list scanned whole:
+ * each request names one call, and a server carries thousands, not
+ * millions (pool and Call IDs bound it). */
+struct mcall {
+	uint16_t       id;
+	pid_t          pid;
+	struct in_addr remote;       /* INADDR_ANY: pppd picks */
+};
+
+struct monitor {
+	const struct conf *conf;
+	pid_t              worker;
+	int                worker_status;   /* -1 while it runs */
+	int                sock;
+	int                sigfd;
+	struct pool       *pool;     /* remote addresses taken by live calls */
+	struct mcall      *calls;
+	size_t             ncalls, cap;
+	uint64_t           grace_end;   /* 0: not ending */
+	int                sock_gone;   /* the worker's end hung up */
+	struct ratelimit   rl;
+	monitor_reload_fn  reload;
+	void              *reload_arg;
+};
+
+static uint64_t
+monitor_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct mcall *
+monitor_call(struct monitor *m, uint16_t id)
+{
+	for (size_t i = 0; i < m->ncalls; i++)
+		if (m->calls[i].id == id)
+			return &m->calls[i];
+	return NULL;
+}
+
+static void
+monitor_pool_build(struct monitor *m)
+{
+	char err[256];
+	pool_free(m->pool);
+	m->pool = NULL;
+	if (m->conf->remoteip == NULL)
+		return;
+	m->pool = pool_new(m->conf->localip, m->conf->remoteip, err, sizeof(err));
+	if (m->pool == NULL) {
+		log_msg(LOG_ERR, "monitor: %s", err);
+		return;
+	}
+	/* What live calls hold stays taken (a retired address: not in it). */
+	for (size_t i = 0; i < m->ncalls; i++)
+		if (m->calls[i].remote.s_addr != INADDR_ANY)
+			pool_take(m->pool, m->calls[i].remote);
+}
+
+/* The socket does not block (monitor_run): a worker that stops reading
+ * must not stop the monitor's reaping and signals. One that lets its
+ * socket fill up is broken, and is killed: its sessions then end as
+ * after any death of the worker. */
+static int
+monitor_send(struct monitor *m, struct mon_msg *a)
+{
+	if (mon_send(m->sock, a) < 0) {
+		log_rl(&m->rl, monitor_now(), LOG_ERR, "monitor: cannot send %s "
+		    "to the worker (pid %d): %s%s", mon_type_name(a->type),
+		    (int)m->worker, strerror(errno), errno == EAGAIN ?
+		    ": it does not read, killing it" : "");
+		if (errno == EAGAIN && m->worker_status < 0)
+			kill(m->worker, SIGKILL);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+monitor_result(struct monitor *m, uint32_t seq, int status, const char *text)
+{
+	struct mon_msg a = { .type = MON_RESULT, .seq = seq };
+	a.u.result.status = status;
+	snprintf(a.u.result.text, sizeof(a.u.result.text), "%s", text);
+	monitor_send(m, &a);
+}
+
+static int
+monitor_sockopt(int fd, int opt)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, opt, &v, &len) < 0)
+		return -1;
+	return v;
+}
+
+/* The control connection: a connected TCP/IPv4 socket on the PPTP port;
+ * the client's and our address are read from it. */
+static const char *
+monitor_conn_check(int fd, struct in_addr *client, struct in_addr *self)
+{
+	struct sockaddr_in peer, local;
+	socklen_t pl = sizeof(peer), ll = sizeof(local);
+
+	if (monitor_sockopt(fd, SO_DOMAIN) != AF_INET ||
+	    monitor_sockopt(fd, SO_TYPE) != SOCK_STREAM ||
+	    monitor_sockopt(fd, SO_PROTOCOL) != IPPROTO_TCP ||
+	    monitor_sockopt(fd, SO_ACCEPTCONN) != 0)
+		return "the connection is not a TCP/IPv4 connection";
+	if (getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&local, &ll) < 0)
+		return "the connection has no peer";
+	if (ntohs(local.sin_port) != PPTP_PORT)
+		return "the connection is not on the PPTP port";
+	*client = peer.sin_addr;
+	*self = local.sin_addr;
+	return NULL;
+}
+
+/* Why CALL_START may not be done; NULL when it may. Fills *in. */
+static const char *
+monitor_start_check(struct monitor *m, const struct mon_msg *r,
+    struct pppd_args *in, int *report, int *ksock)
+{
+	const struct conf *conf = m->conf;
+	uint16_t flags = r->u.call_start.flags;
+	unsigned i = 1;
+	const char *why;
+
+	memset(in, 0, sizeof(*in));
+	*report = *ksock = -1;
+	if ((why = monitor_conn_check(r->fds[0], &in->client, &in->self)) != NULL)
+		return why;
+	in->reports = !!(flags & MON_CALL_REPORTS);
+	in->kernel = !!(flags & MON_CALL_KERNEL);
+	in->ipv6 = !!(flags & MON_CALL_IPV6);
+	if (in->reports != !conf->noplugin)
+		return "report channel not as configured (noplugin)";
+	if (in->reports) {
+		*report = r->fds[i++];
+		if (monitor_sockopt(*report, SO_DOMAIN) != AF_UNIX ||
+		    monitor_sockopt(*report, SO_TYPE) != SOCK_SEQPACKET)
+			return "the report channel is not a unix seqpacket socket";
+	}
+	if (in->kernel) {
+		*ksock = r->fds[i++];
+		if (conf->datapath == CONF_DATAPATH_ENGINE)
+			return "the kernel path is not configured";
+		if (monitor_sockopt(*ksock, SO_DOMAIN) != AF_PPPOX ||
+		    monitor_sockopt(*ksock, SO_PROTOCOL) != PX_PROTO_PPTP)
+			return "the kernel channel is not a PPTP socket";
+	}
+	if (in->ipv6 && conf->ipv6_pool == NULL)
+		return "IPv6 is not configured";
+	in->call_id = r->u.call_start.call_id;
+	in->peer_call_id = r->u.call_start.peer_call_id;
+	in->local.s_addr = r->u.call_start.local_ip;
+	in->remote.s_addr = r->u.call_start.remote_ip;
+	if (monitor_call(m, in->call_id) != NULL)
+		return "the Call ID is a live call's";
+	if ((m->pool == NULL) != (in->remote.s_addr == INADDR_ANY))
+		return m->pool == NULL ? "an address without a pool" :
+		    "no address from the pool";
+	/* The local address is the pool's pair of the remote one: pppd puts
+	 * it on the ppp interface, so it must never be one the worker chose. */
+	struct in_addr local = { INADDR_ANY };
+	if (m->pool != NULL && pool_local(m->pool, in->remote, &local) < 0)
+		return "the remote address is not the pool's, or is taken";
+	if (in->local.s_addr != local.s_addr)
+		return "the local address is not the pool's pair of the remote";
+	if (m->pool != NULL && pool_take(m->pool, in->remote) < 0)
+		return "the remote address is not the pool's, or is taken";
+	return NULL;
+}
+
+static void
+monitor_call_start(struct monitor *m, struct mon_msg *r)
+{
+	struct mon_msg a = { .type = MON_CALL_STARTED, .seq = r->seq };
+	struct pppd_args in;
+	const char *why;
+	int report, ksock, pty = -1;
+	pid_t pid = -1;
+	int refused = 0;
+
+	if ((why = monitor_start_check(m, r, &in, &report, &ksock)) != NULL)
+		refused = 1;
+	else if (m->ncalls == m->cap && (m->calls = reallocarray(m->calls,
+	    m->cap = m->cap ? m->cap * 2 : 64, sizeof(*m->calls))) == NULL) {
+		why = "out of memory";
+		log_msg(LOG_CRIT, "monitor: out of memory");
+		exit(1);
+	} else
+		pid = pppd_start(m->conf, &in, ksock, report, &pty, &why);
+	if (pid < 0) {
+		if (!refused && m->pool != NULL)
+			pool_release(m->pool, in.remote);
+		if (refused)
+			log_rl(&m->rl, monitor_now(), LOG_WARNING, "monitor: "
+			    "call-start from the worker (pid %d) for call %u "
+			    "refused: %s", (int)m->worker,
+			    r->u.call_start.call_id, why);
+		struct mon_msg n = { .type = MON_CALL_REFUSED, .seq = r->seq };
+		n.u.call_refused.result = PPTP_OCRP_GENERAL_ERROR;
+		n.u.call_refused.error = PPTP_ERR_NO_RESOURCE;
+		snprintf(n.u.call_refused.reason, MON_TEXT, "%s", why);
+		monitor_send(m, &n);
+		return;
+	}
+	m->calls[m->ncalls++] = (struct mcall){ in.call_id, pid, in.remote };
+	a.u.call_started.call_id = in.call_id;
+	a.u.call_started.flags = r->u.call_start.flags & MON_CALL_KERNEL;
+	a.u.call_started.pid = (uint32_t)pid;
+	a.u.call_started.local_ip = in.local.s_addr;
+	a.u.call_started.remote_ip = in.remote.s_addr;
+	if (pty >= 0)
+		a.fds[a.nfds++] = pty;
+	monitor_send(m, &a);
+	/* The worker has its copy. (The design's next step keeps ours, so
+	 * that a session outlives its worker.) */
+	if (pty >= 0)
+		close(pty);
+}
+
+static void
+monitor_call_hangup(struct monitor *m, const struct mon_msg *r)
+{
+	struct mcall *c = monitor_call(m, r->u.call_hangup.call_id);
+	if (c == NULL) {
+		/* Reaped a moment ago (its CHILD_EXIT is on its way), or never
+		 * ours: nothing is signalled. */
+		monitor_result(m, r->seq, MON_ERR_REFUSED, "no such call");
+		return;
+	}
+	kill(c->pid, r->u.call_hangup.how == MON_HANGUP_KILL ? SIGKILL : SIGTERM);
+	monitor_result(m, r->seq, MON_OK, "");
+}
+
+static void
+monitor_admin(struct monitor *m, const struct mon_msg *r)
+{
+	char err[512];
+	if (r->u.admin.what != MON_ADMIN_RELOAD) {
+		monitor_result(m, r->seq, MON_ERR_REFUSED, "not in this version");
+		return;
+	}
+	if (m->reload(m->reload_arg, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "monitor: reload refused: %s", err);
+		monitor_result(m, r->seq, MON_ERR_FAILED, "the monitor's reload "
+		    "was refused");
+		return;
+	}
+	monitor_pool_build(m);
+	monitor_result(m, r->seq, MON_OK, "");
+}
+
+/* One record from the worker, answered. Returns mon_recv's: 0 may be
+ * the end of the worker's socket. */
+static int
+monitor_request(struct monitor *m)
+{
+	struct mon_msg r;
+	const char *why = NULL;
+	int n = mon_recv(m->sock, &r, &why);
+
+	if (n <= 0) {
+		if (n < 0)
+			log_rl(&m->rl, monitor_now(), LOG_WARNING, "monitor: "
+			    "record from the worker (pid %d) refused: %s",
+			    (int)m->worker, why);
+		return n;
+	}
+	if (!mon_from_worker(r.type)) {
+		log_rl(&m->rl, monitor_now(), LOG_WARNING, "monitor: the worker "
+		    "(pid %d) sent %s, which only the monitor sends: refused",
+		    (int)m->worker, mon_type_name(r.type));
+		monitor_result(m, r.seq, MON_ERR_REFUSED, "not a request");
+	} else if (r.type == MON_HELLO) {
+		struct mon_msg a = { .type = MON_WELCOME, .seq = r.seq };
+		a.u.welcome.generation = 1;
+		monitor_send(m, &a);
+	} else if (r.type == MON_CALL_START) {
+		monitor_call_start(m, &r);
+	} else if (r.type == MON_CALL_HANGUP) {
+		monitor_call_hangup(m, &r);
+	} else if (r.type == MON_ADMIN) {
+		monitor_admin(m, &r);
+	} else {
+		monitor_result(m, r.seq, MON_ERR_REFUSED, "not in this version");
+	}
+	mon_close_fds(&r);
+	return n;
+}
+
+static void
+monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
+{
+	for (size_t i = 0; i < m->ncalls; i++) {
+		struct mcall *c = &m->calls[i];
+		if (c->pid != pid)
+			continue;
+		if (m->pool != NULL && c->remote.s_addr != INADDR_ANY)
+			pool_release(m->pool, c->remote);
+		if (m->worker_status < 0) {
+			struct mon_msg e = { .type = MON_CHILD_EXIT };
+			e.u.child_exit.call_id = c->id;
+			e.u.child_exit.pid = (uint32_t)pid;
+			e.u.child_exit.status = status;
+			monitor_send(m, &e);
+		}
+		*c = m->calls[--m->ncalls];
+		return;
+	}
+}
+
+/* The worker is gone: what it left of the sessions ends. */
+static void
+monitor_worker_exited(struct monitor *m, int status)
+{
+	m->worker_status = status;
+	if (WIFSIGNALED(status))
+		log_msg(LOG_ERR, "monitor: the worker (pid %d) was killed by "
+		    "signal %d: ending %zu sessions", (int)m->worker,
+		    WTERMSIG(status), m->ncalls);
+	else if (WEXITSTATUS(status) != 0 || m->ncalls > 0)
+		log_msg(LOG_ERR, "monitor: the worker (pid %d) exited with "
+		    "status %d: ending %zu sessions", (int)m->worker,
+		    WEXITSTATUS(status), m->ncalls);
+	for (size_t i = 0; i < m->ncalls; i++)
+		kill(m->calls[i].pid, SIGTERM);
+	m->grace_end = monitor_now() + MONITOR_GRACE_MS;
+}
+
+static void
+monitor_reap(struct monitor *m)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == m->worker)
+			monitor_worker_exited(m, status);
+		else
+			monitor_pppd_exited(m, pid, status);
+	}
+}
+
+static void
+monitor_signal(struct monitor *m)
+{
+	struct signalfd_siginfo si;
+	while (read(m->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			monitor_reap(m);
+			continue;
+		}
+		/* SIGTERM, SIGINT, SIGHUP, SIGUSR1: the worker's to act on (a
+		 * reload reaches the monitor from it, as ADMIN). */
+		if (m->worker_status < 0)
+			kill(m->worker, (int)si.ssi_signo);
+	}
+}
+
+static int
+monitor_status(const struct monitor *m)
+{
+	if (WIFEXITED(m->worker_status))
+		return WEXITSTATUS(m->worker_status);
+	return 1;
+}
+
+int
+monitor_run(const struct conf *conf, pid_t worker, int sock,
+    monitor_reload_fn reload, void *reload_arg)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	struct monitor m = { .conf = conf, .worker = worker,
+		.worker_status = -1, .sock = sock, .reload = reload,
+		.reload_arg = reload_arg };
+	sigset_t set;
+
+	ratelimit_init(&m.rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
+	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	m.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (m.sigfd < 0) {
+		log_msg(LOG_ERR, "monitor: cannot set up signals: %s",
+		    strerror(errno));
+		kill(worker, SIGKILL);
+		return 1;
+	}
+	monitor_pool_build(&m);
+	monitor_reap(&m);   /* a SIGCHLD before the signalfd */
+	while (m.worker_status < 0 || m.ncalls > 0) {
+		struct pollfd p[2] = { { m.sigfd, POLLIN, 0 },
+			{ m.worker_status < 0 && !m.sock_gone ? m.sock : -1,
+			  POLLIN, 0 } };
+		int timeout = -1;
+		if (m.grace_end != 0) {
+			uint64_t now = monitor_now();
+			if (now >= m.grace_end) {
+				for (size_t i = 0; i < m.ncalls; i++)
+					kill(m.calls[i].pid, SIGKILL);
+				m.grace_end = now + MONITOR_GRACE_MS;
+			}
+			timeout = (int)(m.grace_end - now);
+		}
+		if (poll(p, 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents & POLLIN)
+			monitor_signal(&m);
+		/* What the worker sent before it hung up is answered first;
+		 * then its exit follows (SIGCHLD). */
+		if ((p[1].revents & POLLIN) && monitor_request(&m) != 0)
+			continue;
+		if (p[1].revents & (POLLHUP | POLLERR))
+			m.sock_gone = 1;
+	}
+	close(m.sigfd);
+	pool_free(m.pool);
+	free(m.calls);
+	return monitor_status(&m);
+}

@@ -1,0 +1,34 @@
+/*
+ * monitor.h -- pptpd's privileged monitor (`privsep yes`,
+ * doc/design/privsep.md). pptpd forks its worker, which runs the server,
+ * and stays the monitor: root, the process systemd knows, the parent of
+ * every pppd. It reads only proto/monitor.h's records from the worker,
+ * and believes none of their fields: a call's addresses are taken from its
+ * control connection's socket, its Call ID and remote address must be free
+ * among the pppd it started, its descriptors must be what the type says.
+ *
+ * This step of the design: the monitor starts, signals and reaps pppd; the
+ * worker still runs as root and does the rest. When the worker exits, the
+ * monitor ends the sessions it has left (SIGTERM, then SIGKILL after a
+ * grace) and exits with the worker's status (1 when it was killed).
+ */
+#ifndef PPTPD_MONITOR_H
+#define PPTPD_MONITOR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct conf;
+
+/* Re-read the configuration into *conf as a start does, without the
+ * server (main.c's); 0, or -1 with err set and *conf unchanged. */
+typedef int (*monitor_reload_fn)(void *arg, char *err, size_t errlen);
+
+/* Run the monitor until its worker `worker` (talking on `sock`, one end of
+ * a SOCK_SEQPACKET socketpair) has exited and every pppd is reaped. `conf`
+ * is read at each request (a reload changes it in place). Returns the exit
+ * status for pptpd. */
+int monitor_run(const struct conf *conf, pid_t worker, int sock,
+    monitor_reload_fn reload, void *reload_arg);
+
+#endif

@@ -1,0 +1,310 @@
+/* The worker's link to the monitor: see monlink.h. A request is sent and
+ * its answer waited for (the monitor answers at once: it forks pppd or
+ * sends a signal); an event that comes in meanwhile is kept and handed on
+ * from the loop, never from inside the request. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pptpd/log.h"
+#include "pptpd/loop.h"
+#include "pptpd/monlink.h"
+#include "pptpd/pppd.h"
+#include "proto/monitor.h"
+
+/* The longest wait for an answer: the monitor only forks or signals, so
+ * a monitor that takes this long is stuck, and the call is refused. */
+#define MONLINK_ANSWER_MS  5000
+
+struct exit_ev {
+	uint16_t call_id;
+	pid_t    pid;
+	int      status;
+};
+
+struct monlink {
+	struct loop          *loop;
+	int                   sock;
+	struct loop_fd        lf;
+	struct loop_timer     later;     /* hands on the kept events */
+	struct monlink_events ev;
+	struct pppd_runner    runner;
+	uint32_t              seq;
+	struct exit_ev       *kept;
+	size_t                nkept, cap;
+	struct ratelimit      rl;
+	int                   lost;      /* the monitor is gone or stuck */
+};
+
+static void
+monlink_keep(struct monlink *ml, const struct mon_msg *m)
+{
+	if (ml->nkept == ml->cap) {
+		size_t cap = ml->cap ? ml->cap * 2 : 16;
+		struct exit_ev *k = reallocarray(ml->kept, cap, sizeof(*k));
+		if (k == NULL) {
+			log_msg(LOG_CRIT, "worker: out of memory");
+			exit(1);
+		}
+		ml->kept = k;
+		ml->cap = cap;
+	}
+	ml->kept[ml->nkept++] = (struct exit_ev){ m->u.child_exit.call_id,
+		(pid_t)m->u.child_exit.pid, m->u.child_exit.status };
+}
+
+static void
+monlink_flush(void *arg)
+{
+	struct monlink *ml = arg;
+	/* An exit handed on may make a request, which may keep more. */
+	for (size_t i = 0; i < ml->nkept; i++)
+		ml->ev.exited(ml->ev.arg, ml->kept[i].call_id, ml->kept[i].pid,
+		    ml->kept[i].status);
+	ml->nkept = 0;
+}
+
+/* The monitor is gone or stuck: the worker stops (once). */
+static void
+monlink_lost(struct monlink *ml)
+{
+	if (ml->lost)
+		return;
+	ml->lost = 1;
+	if (ml->lf.fd >= 0)
+		loop_fd_del(ml->loop, &ml->lf);
+	ml->ev.gone(ml->ev.arg);
+}
+
+/* Send `req`, wait for its answer into *ans. 0, or -1 with a reason. */
+static int
+monlink_request(struct monlink *ml, struct mon_msg *req, struct mon_msg *ans,
+    const char **reason)
+{
+	req->seq = ++ml->seq;
+	if (ml->lost) {
+		*reason = "the monitor is gone";
+		return -1;
+	}
+	if (mon_send(ml->sock, req) < 0) {
+		*reason = "cannot reach the monitor";
+		return -1;
+	}
+	for (;;) {
+		struct pollfd p = { ml->sock, POLLIN, 0 };
+		int n = poll(&p, 1, MONLINK_ANSWER_MS);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* Whatever it does with the request now, the worker
+			 * no longer knows: stop, and let the monitor, which
+			 * sees the worker go, end what it started. */
+			*reason = "the monitor did not answer";
+			monlink_lost(ml);
+			return -1;
+		}
+		const char *why = NULL;
+		if ((n = mon_recv(ml->sock, ans, &why)) < 0) {
+			*reason = why;
+			return -1;
+		}
+		if (n == 0 && (p.revents & POLLHUP)) {
+			*reason = "the monitor is gone";
+			monlink_lost(ml);
+			return -1;
+		}
+		if (n == 0)
+			continue;   /* an empty datagram */
+		if (ans->type == MON_CHILD_EXIT) {
+			monlink_keep(ml, ans);
+			loop_timer_set(ml->loop, &ml->later, 0, monlink_flush, ml);
+			continue;
+		}
+		if (ans->seq == req->seq)
+			return 0;
+		log_rl(&ml->rl, loop_now(ml->loop), LOG_WARNING, "worker: %s "
+		    "from the monitor answers no request: dropped",
+		    mon_type_name(ans->type));
+		mon_close_fds(ans);
+	}
+}
+
+static pid_t
+monlink_start(void *arg, const struct pppd_args *in, int tcp, int sock,
+    int report, int *pty, const char **reason)
+{
+	static char why[MON_TEXT + 32];   /* the caller logs it at once */
+	struct monlink *ml = arg;
+	struct mon_msg r = { .type = MON_CALL_START }, a;
+
+	r.u.call_start.call_id = in->call_id;
+	r.u.call_start.peer_call_id = in->peer_call_id;
+	r.u.call_start.flags = (in->kernel ? MON_CALL_KERNEL : 0) |
+	    (in->reports ? MON_CALL_REPORTS : 0) | (in->ipv6 ? MON_CALL_IPV6 : 0);
+	r.u.call_start.local_ip = in->local.s_addr;
+	r.u.call_start.remote_ip = in->remote.s_addr;
+	r.fds[r.nfds++] = tcp;
+	if (in->reports)
+		r.fds[r.nfds++] = report;
+	if (in->kernel)
+		r.fds[r.nfds++] = sock;
+	*pty = -1;
+	/* The pty comes here: refused now, as in one process, rather than
+	 * lost in a truncated answer. */
+	if (pppd_fds_spare(tcp) < 0) {
+		*reason = "out of descriptors";
+		return -1;
+	}
+	if (monlink_request(ml, &r, &a, reason) < 0)
+		return -1;
+	if (a.type == MON_CALL_REFUSED) {
+		snprintf(why, sizeof(why), "the monitor: %s",
+		    a.u.call_refused.reason);
+		*reason = why;
+		return -1;
+	}
+	if (a.type != MON_CALL_STARTED ||
+	    a.u.call_started.call_id != in->call_id ||
+	    (int)a.nfds != (in->kernel ? 0 : 1)) {
+		mon_close_fds(&a);
+		*reason = "the monitor's answer is not a start of this call";
+		return -1;
+	}
+	if (!in->kernel)
+		*pty = a.fds[0];
+	return (pid_t)a.u.call_started.pid;
+}
+
+static void
+monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig)
+{
+	struct monlink *ml = arg;
+	struct mon_msg r = { .type = MON_CALL_HANGUP }, a;
+	const char *why = NULL;
+
+	(void)pid;   /* the monitor signals the pid it has for the call */
+	r.u.call_hangup.call_id = call_id;
+	r.u.call_hangup.cause = 0;
+	r.u.call_hangup.how = sig == SIGKILL ? MON_HANGUP_KILL : MON_HANGUP_CLEAN;
+	if (monlink_request(ml, &r, &a, &why) < 0)
+		log_rl(&ml->rl, loop_now(ml->loop), LOG_ERR, "worker: signal "
+		    "for call %u: %s", call_id, why);
+	else
+		mon_close_fds(&a);
+	/* A refusal is a pppd reaped a moment ago: its exit is on its way. */
+}
+
+static void
+monlink_ready(void *arg, uint32_t events)
+{
+	struct monlink *ml = arg;
+	struct mon_msg m;
+	const char *why = NULL;
+
+	int n = mon_recv(ml->sock, &m, &why);
+	if (n < 0) {
+		log_rl(&ml->rl, loop_now(ml->loop), LOG_WARNING, "worker: record "
+		    "from the monitor refused: %s", why);
+		return;
+	}
+	if (n == 0) {
+		if (events & (EPOLLHUP | EPOLLRDHUP))
+			monlink_lost(ml);
+		return;
+	}
+	if (m.type == MON_CHILD_EXIT)
+		ml->ev.exited(ml->ev.arg, m.u.child_exit.call_id,
+		    (pid_t)m.u.child_exit.pid, m.u.child_exit.status);
+	else
+		log_rl(&ml->rl, loop_now(ml->loop), LOG_WARNING, "worker: %s "
+		    "from the monitor answers no request: dropped",
+		    mon_type_name(m.type));
+	mon_close_fds(&m);
+}
+
+static void
+monlink_ignore(void *arg)
+{
+	(void)arg;
+}
+
+struct monlink *
+monlink_new(struct loop *loop, int sock, const struct monlink_events *ev,
+    char *err, size_t errlen)
+{
+	struct monlink *ml = calloc(1, sizeof(*ml));
+	struct mon_msg r = { .type = MON_HELLO }, a;
+	const char *why = NULL;
+
+	if (ml == NULL) {
+		snprintf(err, errlen, "out of memory");
+		close(sock);
+		return NULL;
+	}
+	ml->loop = loop;
+	ml->sock = sock;
+	ml->ev = *ev;
+	ml->lf.fd = -1;
+	ml->runner = (struct pppd_runner){ monlink_start, monlink_signal, ml };
+	ratelimit_init(&ml->rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
+	ml->ev.gone = monlink_ignore;   /* no loop yet: the error says it */
+	if (monlink_request(ml, &r, &a, &why) < 0 || a.type != MON_WELCOME) {
+		snprintf(err, errlen, "no welcome from the monitor: %s",
+		    why != NULL ? why : mon_type_name(a.type));
+		if (why == NULL)
+			mon_close_fds(&a);
+		monlink_free(ml);
+		return NULL;
+	}
+	ml->ev.gone = ev->gone;
+	if (loop_fd_add(loop, &ml->lf, sock, EPOLLIN, monlink_ready, ml) < 0) {
+		snprintf(err, errlen, "cannot watch the monitor: %s",
+		    strerror(errno));
+		monlink_free(ml);
+		return NULL;
+	}
+	return ml;
+}
+
+void
+monlink_free(struct monlink *ml)
+{
+	if (ml == NULL)
+		return;
+	if (ml->lf.fd >= 0)
+		loop_fd_del(ml->loop, &ml->lf);
+	loop_timer_cancel(ml->loop, &ml->later);
+	close(ml->sock);
+	free(ml->kept);
+	free(ml);
+}
+
+const struct pppd_runner *
+monlink_runner(struct monlink *ml)
+{
+	return &ml->runner;
+}
+
+int
+monlink_reload(struct monlink *ml, char *err, size_t errlen)
+{
+	struct mon_msg r = { .type = MON_ADMIN }, a;
+	const char *why = NULL;
+
+	r.u.admin.what = MON_ADMIN_RELOAD;
+	if (monlink_request(ml, &r, &a, &why) < 0) {
+		snprintf(err, errlen, "%s", why);
+		return -1;
+	}
+	if (a.type != MON_RESULT || a.u.result.status != MON_OK) {
+		snprintf(err, errlen, "%s", a.type == MON_RESULT ?
+		    a.u.result.text : "the monitor did not answer the reload");
+		mon_close_fds(&a);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,37 @@
+/*
+ * monlink.h -- the worker's side of the monitor (`privsep yes`,
+ * doc/design/privsep.md): its requests, which wait for their answer, and
+ * the monitor's events (a pppd exited), which come through the loop.
+ */
+#ifndef PPTPD_MONLINK_H
+#define PPTPD_MONLINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct loop;
+struct monlink;
+struct pppd_runner;
+
+/* exited: a pppd the monitor started has exited and is reaped (its
+ * reports can still be read). gone: the monitor is gone, or did not
+ * answer in time; the worker cannot start or end a call any more. */
+struct monlink_events {
+	void (*exited)(void *arg, uint16_t call_id, pid_t pid, int status);
+	void (*gone)(void *arg);
+	void  *arg;
+};
+
+/* Say hello on `sock` (the worker's end of the socketpair; the link owns
+ * it) and watch it in `loop`. NULL with err set. */
+struct monlink *monlink_new(struct loop *loop, int sock,
+    const struct monlink_events *ev, char *err, size_t errlen);
+void monlink_free(struct monlink *ml);
+/* Calls start and signal pppd through this. */
+const struct pppd_runner *monlink_runner(struct monlink *ml);
+/* The monitor re-reads the configuration too (pptpd.conf names pppd and
+ * its options). 0, or -1 with err set. */
+int monlink_reload(struct monlink *ml, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,130 @@
+#!/bin/bash
+# test_privsep.sh -- `privsep yes` with the real stack (doc/design/privsep.md,
+# the step built so far): pptpd stays the monitor, the process systemd and
+# the pid file know, and the parent of every pppd; its worker,
+# pptpd-worker, serves the clients and asks the monitor to start, signal
+# and reap pppd.
+#
+#   scripts/e2e-run tests/e2e/run-all tests/e2e/test_privsep.sh
+#   E2E_DATAPATH=kernel ... (test_privsep_kernel.sh): the kernel's channel
+#
+# What a user checks: a session comes up with MPPE-128 and passes traffic;
+# pppd is the monitor's child, not the worker's; pptpctl and a reload work
+# through the worker; a kill ends the session and leaves no pppd or zombie;
+# SIGTERM stops both cleanly (exit 0, the pid file gone); when the worker
+# is killed the monitor ends what it left and exits 1 with the reason.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+DATAPATH=${E2E_DATAPATH:-engine}
+PPTPCTL=${PPTPCTL:-$E2E_ROOT/ctl/pptpctl}
+export E2E_PRIVSEP=yes
+
+ppid_of() { _proc_stat "$1" && echo "$E2E_PPID"; }
+
+# holds_listener PID: PID has the socket that listens on 1723 among its
+# descriptors (the namespace's /proc/net/tcp names the socket's inode;
+# every process of the namespace sees the same table).
+holds_listener() {
+	local ino f
+	ino=$(awk '$2 ~ /:06BB$/ && $4 == "0A" { print $10; exit }' "/proc/$1/net/tcp")
+	[ -n "$ino" ] || return 1
+	for f in /proc/"$1"/fd/*; do
+		[ "$(readlink "$f" 2>/dev/null)" = "socket:[$ino]" ] && return 0
+	done
+	return 1
+}
+
+# wait_gone PID [TENTHS]: until PID is gone (10 s).
+wait_gone() {
+	local i
+	for ((i = 0; i < ${2:-100}; i++)); do
+		proc_alive "$1" || return 0
+		e2e_sleep 0.1
+	done
+	return 1
+}
+
+e2e_init
+netns_up
+write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
+server_start "$PPTPD"
+mon=$(server_pid)
+worker=$(server_worker)
+check "the monitor (pid $mon) runs a worker named pptpd-worker (pid $worker)" \
+	test "$worker" != "$mon"
+assert_log_contains "$E2E_SERVER_LOG" "monitor: the worker is pid $worker" \
+	"the monitor logs its worker's pid"
+check "the pid file names the monitor" test "$(cat "$E2E_DIR/pptpd.pid")" = "$mon"
+check "the worker holds the listener" holds_listener "$worker"
+check "the monitor does not (it closed what the server opened)" \
+	eval '! holds_listener '"$mon"
+
+# ---- a session through the worker, pppd the monitor's
+ip=$(client_up c1 alice "$(user_pass alice)")
+tap_ok "alice dialed in: tunnel $ip"
+assert_log_contains "$E2E_SERVER_LOG" "session start: call [0-9]+/[0-9]+ user alice client 198\.18\.0\.2 tunnel $ip mppe 128" \
+	"the worker logs the session start with MPPE-128 (the plugin's reports reach it)"
+assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 10 "10 pings through the tunnel, no loss"
+kid=$(server_pppds | head -n 1)
+check "pppd (pid $kid) is the monitor's child" test "$(ppid_of "$kid")" = "$mon"
+check "the worker has no child of its own" test -z "$(children "$worker")"
+if [ "$DATAPATH" = kernel ]; then
+	check "server pppd $kid has no pty, and pptpd-kernel on its command line" \
+		pppd_on_kernel_path "$kid"
+fi
+"$PPTPCTL" sessions >"$E2E_DIR/ctl.out" 2>&1 || true
+check "pptpctl sessions (answered by the worker) lists alice up" \
+	grep -Eq "user alice .*state up" "$E2E_DIR/ctl.out"
+
+# ---- a reload: systemd's ExecReload is a SIGHUP to the main pid
+kill -HUP "$mon"
+check "SIGHUP to the monitor reloads (the worker's reload, the monitor's with it)" \
+	wait_for_log "$E2E_SERVER_LOG" "reloaded .*pptpd.conf" 10
+assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "alice still passes traffic after the reload"
+
+# ---- pptpctl kill: the worker asks, the monitor signals, pppd ends LCP
+cpid=$(client_pid c1)
+"$PPTPCTL" kill user alice >/dev/null 2>&1 && rc=0 || rc=$?
+check "pptpctl kill user alice: exit 0 (got $rc)" test "$rc" = 0
+check "alice's pppd exits after the hang-up" wait_gone "$cpid" 150
+assert_log_contains "$(client_log c1)" 'LCP terminated by peer \(Administrative hang-up\)' \
+	"alice's pppd was told why: Administrative hang-up"
+check "the server's pppd is reaped by the monitor" wait_gone "$kid" 100
+for _ in $(seq 50); do [ "$(server_children)" -eq 0 ] && break; e2e_sleep 0.2; done
+check "no pppd left under the monitor" test "$(server_children)" -eq 0
+check "no zombie" test "$(test_zombie_count)" = 0
+assert_log_contains "$E2E_SERVER_LOG" "session end: call [0-9]+/[0-9]+ user alice .* duration [0-9]+ s rx [1-9][0-9]* bytes" \
+	"the worker logs the session end with its counters (read after the monitor reaped pppd)"
+
+# ---- SIGTERM to the monitor: both stop cleanly, the peer is told
+ip=$(client_up c2 alice "$(user_pass alice)")
+cpid=$(client_pid c2)
+kill -TERM "$mon"
+check "SIGTERM: the monitor exits" wait_gone "$mon" 150
+wait "$mon" 2>/dev/null && rc=0 || rc=$?
+check "SIGTERM: exit status 0 (got $rc)" test "$rc" = 0
+check "SIGTERM: the worker is gone too" eval '! proc_alive '"$worker"
+check "SIGTERM: the pid file is removed" test ! -e "$E2E_DIR/pptpd.pid"
+check "SIGTERM: alice's client was hung up" wait_gone "$cpid" 150
+
+# ---- the worker killed: the monitor ends what it left, exits 1
+rm -f "$E2E_DIR/server.pid"
+server_start "$PPTPD"
+mon=$(server_pid)
+worker=$(server_worker)
+ip=$(client_up c3 alice "$(user_pass alice)")
+kid=$(server_pppds | head -n 1)
+cpid=$(client_pid c3)
+kill -KILL "$worker"
+check "worker killed: the monitor exits" wait_gone "$mon" 150
+wait "$mon" 2>/dev/null && rc=0 || rc=$?
+check "worker killed: exit status 1 (got $rc)" test "$rc" = 1
+assert_log_contains "$E2E_SERVER_LOG" "monitor: the worker \(pid $worker\) was killed by signal 9: ending 1 sessions" \
+	"the monitor says the worker was killed and how many sessions it ends"
+check "worker killed: the session's pppd is ended, not left behind" \
+	eval '! proc_alive '"$kid"
+check "worker killed: alice's client sees the session end" wait_gone "$cpid" 150
+rm -f "$E2E_DIR/server.pid"
+
+e2e_done

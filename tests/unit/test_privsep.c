@@ -1,0 +1,451 @@
+/* The monitor (pptpd/monitor.c) against a worker that asks for what it
+ * must not get: a real monitor_run in a child process, its pretend worker
+ * a sleeping grandchild, and this process speaking the worker's side of
+ * the socketpair. Each refusal is answered and logged, changes nothing,
+ * and the monitor goes on serving; a pppd it started is signalled only by
+ * its own call, and reaped with a CHILD_EXIT. Needs root (a network
+ * namespace, so that a connection can be on port 1723). */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <poll.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "pptpd/conf.h"
+#include "pptpd/log.h"
+#include "pptpd/monitor.h"
+#include "proto/monitor.h"
+#include "proto/msg.h"
+#include "tests/unit/lo_up.h"
+
+static char tmpdir[] = "/tmp/pptpd-privsep-XXXXXX";
+static char logpath[PATH_MAX];
+static struct conf conf;
+static int sock = -1;            /* the worker's end */
+static pid_t monitor_pid, worker_pid;
+static int listener = -1;        /* 127.0.0.1:1723 */
+
+static int
+no_reload(void *arg, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "not in this test");
+	return -1;
+}
+
+/* The monitor's open descriptors. */
+static int
+monitor_fds(void)
+{
+	char p[64];
+	int n = 0;
+	snprintf(p, sizeof(p), "/proc/%d/fd", (int)monitor_pid);
+	DIR *d = opendir(p);
+	assert_non_null(d);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+static int
+log_contains(const char *needle)
+{
+	char line[1024];
+	int found = 0;
+	FILE *f = fopen(logpath, "r");
+	if (f == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* A control connection as the worker would hold it: accepted on 1723. */
+static int
+conn_1723(int *client)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+		.sin_port = htons(PPTP_PORT) };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	*client = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(*client, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	int c = accept(listener, NULL, NULL);
+	assert_true(c >= 0);
+	return c;
+}
+
+/* A connection on another port. */
+static int
+conn_other(int *client, int *l)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	*l = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(bind(*l, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(*l, 1), 0);
+	getsockname(*l, (struct sockaddr *)&sin, &len);
+	*client = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(*client, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return accept(*l, NULL, NULL);
+}
+
+static uint32_t
+ip(const char *s)
+{
+	struct in_addr a;
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static struct mon_msg
+call_start(uint16_t id, const char *remote, uint16_t flags)
+{
+	struct mon_msg m = { .type = MON_CALL_START };
+	m.u.call_start.call_id = id;
+	m.u.call_start.peer_call_id = 7;
+	m.u.call_start.flags = flags;
+	m.u.call_start.local_ip = ip("198.19.0.1");
+	m.u.call_start.remote_ip = ip(remote);
+	return m;
+}
+
+/* Send `m` and return the answer (or event) that comes back. */
+static struct mon_msg
+ask(struct mon_msg *m)
+{
+	static uint32_t seq;
+	struct mon_msg a;
+	const char *why = NULL;
+	m->seq = ++seq;
+	assert_int_equal(mon_send(sock, m), 0);
+	assert_int_equal(mon_recv(sock, &a, &why), 1);
+	return a;
+}
+
+/* A CALL_START that must be refused with `reason`, logged. */
+static void
+start_refused(struct mon_msg *m, const char *reason)
+{
+	char want[256];
+	struct mon_msg a = ask(m);
+	assert_int_equal(a.type, MON_CALL_REFUSED);
+	assert_string_equal(a.u.call_refused.reason, reason);
+	snprintf(want, sizeof(want), "call-start from the worker (pid %d) for "
+	    "call %u refused: %s", (int)worker_pid, m->u.call_start.call_id,
+	    reason);
+	for (int i = 0; i < 100 && !log_contains(want); i++)
+		usleep(10000);
+	assert_true(log_contains(want));
+}
+
+static int
+setup(void **state)
+{
+	char path[PATH_MAX + 32], err[256];
+	int sv[2], p[2];
+
+	snprintf(path, sizeof(path), "%s/pppd", tmpdir);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "#!/bin/sh\nexec sleep 30\n");
+	fclose(f);
+	chmod(path, 0755);
+	snprintf(path, sizeof(path), "%s/pptpd.conf", tmpdir);
+	f = fopen(path, "w");
+	fprintf(f, "ppp %s/pppd\nlocalip 198.19.0.1\nremoteip 198.19.0.10-11\n",
+	    tmpdir);
+	fclose(f);
+	conf_init(&conf);
+	assert_int_equal(conf_load(&conf, path, err, sizeof(err)), 0);
+	snprintf(logpath, sizeof(logpath), "%s/monitor.log", tmpdir);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	monitor_pid = fork();
+	if (monitor_pid == 0) {
+		close(sv[1]);
+		pid_t w = fork();
+		if (w == 0) {
+			for (;;)
+				pause();
+		}
+		assert_int_equal(write(p[1], &w, sizeof(w)), sizeof(w));
+		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+		dup2(fd, STDERR_FILENO);
+		log_open("pptpd", 1, 0);
+		_exit(monitor_run(&conf, w, sv[0], no_reload, NULL));
+	}
+	close(sv[0]);
+	sock = sv[1];
+	assert_int_equal(read(p[0], &worker_pid, sizeof(worker_pid)), sizeof(worker_pid));
+	close(p[0]);
+	close(p[1]);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	int st;
+	if (worker_pid > 0)
+		kill(worker_pid, SIGKILL);
+	if (monitor_pid > 0)
+		waitpid(monitor_pid, &st, 0);
+	close(sock);
+	conf_free(&conf);
+	return 0;
+}
+
+static void
+test_hello(void **state)
+{
+	struct mon_msg m = { .type = MON_HELLO };
+	struct mon_msg a = ask(&m);
+	assert_int_equal(a.type, MON_WELCOME);
+	assert_int_equal(a.u.welcome.generation, 1);
+}
+
+/* What a subverted worker might hand the monitor instead of a client's
+ * connection, a report channel or a kernel channel. */
+static void
+test_bad_descriptors_refused(void **state)
+{
+	int pp[2], c, l, u[2];
+	struct mon_msg hello = { .type = MON_HELLO };
+	hello = ask(&hello);   /* the monitor is in its loop: counted so */
+	int fds0 = monitor_fds();
+	assert_int_equal(pipe(pp), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
+
+	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS);
+	m.fds[0] = pp[0];
+	m.fds[1] = u[0];
+	m.nfds = 2;
+	start_refused(&m, "the connection is not a TCP/IPv4 connection");
+
+	int other = conn_other(&c, &l);
+	m.fds[0] = other;
+	start_refused(&m, "the connection is not on the PPTP port");
+	close(other); close(c); close(l);
+
+	int conn = conn_1723(&c);
+	m.fds[0] = conn;
+	m.fds[1] = pp[1];   /* a pipe for the report channel */
+	start_refused(&m, "the report channel is not a unix seqpacket socket");
+	int dg[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, dg), 0);
+	m.fds[1] = dg[0];
+	start_refused(&m, "the report channel is not a unix seqpacket socket");
+	close(dg[0]);
+	close(dg[1]);
+	m = call_start(0x1234, "198.19.0.10", 0);
+	m.fds[0] = conn;
+	m.nfds = 1;
+	start_refused(&m, "report channel not as configured (noplugin)");
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_KERNEL);
+	m.fds[0] = conn;
+	m.fds[1] = u[0];
+	m.fds[2] = u[1];
+	m.nfds = 3;
+	start_refused(&m, "the kernel path is not configured");
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_IPV6);
+	m.fds[0] = conn;
+	m.fds[1] = u[0];
+	m.nfds = 2;
+	start_refused(&m, "IPv6 is not configured");
+	m = call_start(0x1234, "198.19.0.99", MON_CALL_REPORTS);
+	m.fds[0] = conn;
+	m.fds[1] = u[0];
+	m.nfds = 2;
+	start_refused(&m, "the remote address is not the pool's, or is taken");
+	m = call_start(0x1234, "0.0.0.0", MON_CALL_REPORTS);
+	m.fds[0] = conn;
+	m.fds[1] = u[0];
+	m.nfds = 2;
+	start_refused(&m, "no address from the pool");
+	/* pppd would put the local address on its interface: only the
+	 * pool's pair of the remote one will do */
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS);
+	m.u.call_start.local_ip = ip("8.8.8.8");
+	m.fds[0] = conn;
+	m.fds[1] = u[0];
+	m.nfds = 2;
+	start_refused(&m, "the local address is not the pool's pair of the remote");
+
+	/* None of it took anything: no descriptor kept (the monitor closes
+	 * a request's just after its answer), the address and the Call ID
+	 * free. */
+	for (int i = 0; i < 100 && monitor_fds() != fds0; i++)
+		usleep(10000);
+	assert_int_equal(monitor_fds(), fds0);
+	m.u.call_start.local_ip = ip("198.19.0.1");
+	struct mon_msg a = ask(&m);
+	assert_int_equal(a.type, MON_CALL_STARTED);
+	close(a.fds[0]);
+	close(conn); close(c);
+	close(pp[0]); close(pp[1]); close(u[0]); close(u[1]);
+}
+
+/* A pppd started: its Call ID and its address are its own until it is
+ * reaped; a hang-up names a call, never a pid; its exit comes back. */
+static void
+test_call_lifecycle(void **state)
+{
+	int c, u[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
+	int conn = conn_1723(&c);
+	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS);
+	m.fds[0] = conn;
+	m.fds[1] = u[1];
+	m.nfds = 2;
+	struct mon_msg a = ask(&m);
+	assert_int_equal(a.type, MON_CALL_STARTED);
+	assert_int_equal(a.u.call_started.call_id, 0x1234);
+	assert_int_equal(a.nfds, 1);   /* the pty master */
+	pid_t pppd = (pid_t)a.u.call_started.pid;
+	assert_int_equal(kill(pppd, 0), 0);
+	/* Held, as the worker holds it: the last close of a pty master
+	 * hangs its session up (SIGHUP). */
+	int pty = a.fds[0];
+
+	start_refused(&m, "the Call ID is a live call's");
+	m.u.call_start.call_id = 0x1235;
+	start_refused(&m, "the remote address is not the pool's, or is taken");
+
+	struct mon_msg h = { .type = MON_CALL_HANGUP };
+	h.u.call_hangup.call_id = 0x4321;
+	h.u.call_hangup.how = MON_HANGUP_KILL;
+	a = ask(&h);
+	assert_int_equal(a.type, MON_RESULT);
+	assert_int_equal(a.u.result.status, MON_ERR_REFUSED);
+	/* not another call's: no exit follows */
+	struct pollfd pf = { sock, POLLIN, 0 };
+	assert_int_equal(poll(&pf, 1, 300), 0);
+
+	h.u.call_hangup.call_id = 0x1234;
+	a = ask(&h);
+	assert_int_equal(a.type, MON_RESULT);
+	assert_int_equal(a.u.result.status, MON_OK);
+	const char *why = NULL;
+	assert_int_equal(mon_recv(sock, &a, &why), 1);
+	assert_int_equal(a.type, MON_CHILD_EXIT);
+	assert_int_equal(a.u.child_exit.call_id, 0x1234);
+	assert_int_equal((pid_t)a.u.child_exit.pid, pppd);
+	assert_true(WIFSIGNALED(a.u.child_exit.status));
+	assert_int_equal(WTERMSIG(a.u.child_exit.status), SIGKILL);
+	close(pty);
+
+	/* reaped: its ID and its address are free again */
+	m.u.call_start.call_id = 0x1234;
+	a = ask(&m);
+	assert_int_equal(a.type, MON_CALL_STARTED);
+	mon_close_fds(&a);
+	close(conn); close(c); close(u[0]); close(u[1]);
+}
+
+/* Records the worker must not send, and bytes that are no record. */
+static void
+test_bad_records_refused(void **state)
+{
+	struct mon_msg m = { .type = MON_CHILD_EXIT };
+	m.u.child_exit.call_id = 1;
+	m.u.child_exit.pid = 1;
+	struct mon_msg a = ask(&m);
+	assert_int_equal(a.type, MON_RESULT);
+	assert_int_equal(a.u.result.status, MON_ERR_REFUSED);
+	assert_string_equal(a.u.result.text, "not a request");
+
+	assert_int_equal(send(sock, "garbage", 7, 0), 7);
+	char want[128];
+	snprintf(want, sizeof(want), "record from the worker (pid %d) refused: "
+	    "shorter than a header", (int)worker_pid);
+	for (int i = 0; i < 100 && !log_contains(want); i++)
+		usleep(10000);
+	assert_true(log_contains(want));
+	/* still serving */
+	m = (struct mon_msg){ .type = MON_HELLO };
+	a = ask(&m);
+	assert_int_equal(a.type, MON_WELCOME);
+}
+
+/* The worker killed: what it left of the sessions is ended, the monitor
+ * exits 1 with a line that says why. */
+static void
+test_worker_killed_ends_sessions(void **state)
+{
+	int c, u[2], st;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
+	int conn = conn_1723(&c);
+	struct mon_msg m = call_start(0x2222, "198.19.0.11", MON_CALL_REPORTS);
+	m.fds[0] = conn;
+	m.fds[1] = u[1];
+	m.nfds = 2;
+	struct mon_msg a = ask(&m);
+	assert_int_equal(a.type, MON_CALL_STARTED);
+	pid_t pppd = (pid_t)a.u.call_started.pid;
+	int pty = a.fds[0];   /* held: see test_call_lifecycle */
+	kill(worker_pid, SIGKILL);
+	assert_int_equal(waitpid(monitor_pid, &st, 0), monitor_pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_true(log_contains("was killed by signal 9: ending 1 sessions"));
+	assert_int_equal(kill(pppd, 0), -1);   /* ended and reaped */
+	monitor_pid = worker_pid = -1;
+	close(pty);
+	close(conn); close(c); close(u[0]); close(u[1]);
+}
+
+int
+main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_privsep needs root (a network namespace)\n");
+		return 1;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		perror("unshare(CLONE_NEWNET)");
+		return 1;
+	}
+	lo_up();
+	if (mkdtemp(tmpdir) == NULL)
+		return 1;
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+		.sin_port = htons(PPTP_PORT) };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (bind(listener, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    listen(listener, 8) < 0)
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_descriptors_refused,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_lifecycle, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_bad_records_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_worker_killed_ends_sessions,
+		    setup, teardown),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		return 1;
+	return rc;
+}
