@@ -298,7 +298,7 @@ monitor_request(struct monitor *m)
 	int n = mon_recv(m->sock, &r, &why);
 
 	if (n <= 0) {
-		if (n < 0)
+		if (n < 0 && errno != EAGAIN)
 			log_rl(&m->rl, monitor_now(), LOG_WARNING, "monitor: "
 			    "record from the worker (pid %d) refused: %s",
 			    (int)m->worker, why);

@@ -3,6 +3,7 @@
  * sends a signal); an event that comes in meanwhile is kept and handed on
  * from the loop, never from inside the request. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -108,7 +109,9 @@ monlink_request(struct monlink *ml, struct mon_msg *req, struct mon_msg *ans,
 			return -1;
 		}
 		const char *why = NULL;
-		if ((n = mon_recv(ml->sock, ans, &why)) < 0) {
+		if ((n = mon_recv(ml->sock, ans, &why)) < 0 && errno == EAGAIN)
+			continue;
+		if (n < 0) {
 			*reason = why;
 			return -1;
 		}
@@ -206,6 +209,10 @@ monlink_ready(void *arg, uint32_t events)
 	const char *why = NULL;
 
 	int n = mon_recv(ml->sock, &m, &why);
+	/* A request made from an event handled before this one, in the same
+	 * round of the loop, may have read what woke us: nothing is left. */
+	if (n < 0 && errno == EAGAIN)
+		return;
 	if (n < 0) {
 		log_rl(&ml->rl, loop_now(ml->loop), LOG_WARNING, "worker: record "
 		    "from the monitor refused: %s", why);
@@ -247,6 +254,8 @@ monlink_new(struct loop *loop, int sock, const struct monlink_events *ev,
 	}
 	ml->loop = loop;
 	ml->sock = sock;
+	/* Never blocks: see monlink_ready. */
+	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
 	ml->ev = *ev;
 	ml->lf.fd = -1;
 	ml->runner = (struct pppd_runner){ monlink_start, monlink_signal, ml };
