@@ -553,13 +553,17 @@ run(struct conf *conf, const struct opts *o)
 	}
 	if (split == 1) {
 		/* The monitor: the server's objects are the worker's, which
-		 * has ended them; only the pid file is the monitor's. */
+		 * has ended them; only the pid file is the monitor's. Their
+		 * copy here from before the fork is left, not freed:
+		 * server_free would end them a second time (the MSS table,
+		 * the GRE guard), so the monitor leaves by _exit. */
 		log_msg(LOG_NOTICE, "pptpd stopped");
 		if (pid_fd >= 0) {
 			unlink(conf->pidfile);
 			close(pid_fd);
 		}
-		return rc;
+		log_close();
+		_exit(rc);
 	}
 	if (reason == NULL) {
 		if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])),
