@@ -18,17 +18,12 @@
  * for the answer. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <pty.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "pptpd/call.h"

@@ -726,7 +726,7 @@ str_differs(const char *a, const char *b)
  * (`listen` is not one: only the TCP listener is bound to it; the GRE
  * socket is bound to no address and each call's GRE leaves from its own
  * connection's local address.) */
-const char *
+static const char *
 conf_restart_key(const struct conf *a, const struct conf *b)
 {
 	if (a->metrics_listen.sin_addr.s_addr != b->metrics_listen.sin_addr.s_addr ||
@@ -744,4 +744,16 @@ conf_restart_key(const struct conf *a, const struct conf *b)
 	if (a->privsep != b->privsep)   /* the process's shape */
 		return "privsep";
 	return NULL;
+}
+
+int
+conf_restart_check(const struct conf *a, const struct conf *b, char *err,
+    size_t errlen)
+{
+	const char *key = conf_restart_key(a, b);
+	if (key == NULL)
+		return 0;
+	snprintf(err, errlen, "%s: '%s' changed: %s changes need a restart",
+	    b->file, key, key);
+	return -1;
 }

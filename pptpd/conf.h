@@ -190,8 +190,11 @@ void conf_init(struct conf *c);
 int  conf_load(struct conf *c, const char *path, char *err, size_t errlen);
 void conf_free(struct conf *c);
 
-/* The key of `b` that differs from `a` where only a restart may change
- * it (sockets and files set up once, the data path, privsep), or NULL. */
-const char *conf_restart_key(const struct conf *a, const struct conf *b);
+/* Does `b` change a key of `a` that only a restart may change (sockets
+ * and files set up once, the data path, privsep)? 0, or -1 with err set
+ * ("FILE: 'KEY' changed: KEY changes need a restart"). Both reloads, the
+ * worker's server and the monitor's, ask it. */
+int conf_restart_check(const struct conf *a, const struct conf *b, char *err,
+    size_t errlen);
 
 #endif

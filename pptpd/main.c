@@ -312,6 +312,24 @@ pidfile_write(int fd)
 	return 0;
 }
 
+/* The signals the daemon acts on: held from start to end, read through a
+ * signalfd (the loop's; under privsep the monitor's too). */
+static const int daemon_sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+#define DAEMON_NSIGS ((int)(sizeof(daemon_sigs) / sizeof(daemon_sigs[0])))
+
+/* At the end: only the holder of the lock removes the file (`owner`).
+ * (conf->pidfile, not the path the start used: a reload replaced the
+ * string, never its value.) */
+static void
+pidfile_release(int fd, const char *path, int owner)
+{
+	if (fd < 0)
+		return;
+	if (owner)
+		unlink(path);
+	close(fd);
+}
+
 /* What a reload needs: the configuration in force and the command line. */
 struct reloader {
 	struct conf       *conf;
@@ -382,14 +400,9 @@ monitor_reload(void *arg, char *err, size_t errlen)
 	struct reloader *r = arg;
 	struct conf next, old;
 
-	if (reload_read(r, &next, err, errlen) < 0)
+	if (reload_read(r, &next, err, errlen) < 0 ||
+	    conf_restart_check(r->conf, &next, err, errlen) < 0)
 		goto refuse;
-	const char *key = conf_restart_key(r->conf, &next);
-	if (key != NULL) {
-		snprintf(err, errlen, "%s: '%s' changed: %s changes need a "
-		    "restart", next.file, key, key);
-		goto refuse;
-	}
 	log_set_debug(next.debug);
 	old = *r->conf;
 	*r->conf = next;
@@ -446,15 +459,14 @@ static int
 privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
     char *err, size_t errlen)
 {
-	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
 	sigset_t set;
 	int sv[2];
 
 	/* Held from here, so that neither side dies of a signal before it
 	 * reads them (the monitor's signalfd, the worker's loop). */
 	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaddset(&set, sigs[i]);
+	for (int i = 0; i < DAEMON_NSIGS; i++)
+		sigaddset(&set, daemon_sigs[i]);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "cannot make the monitor's socket: %s",
@@ -513,7 +525,6 @@ on_signal(void *arg, int signo)
 static int
 run(struct conf *conf, const struct opts *o)
 {
-	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
 	char err[CONF_ERR_LEN + PATH_MAX];
 	const char *pidfile = (!o->foreground || o->pidfile) ? conf->pidfile : NULL;
 	const char *reason = NULL;
@@ -558,16 +569,12 @@ run(struct conf *conf, const struct opts *o)
 		 * server_free would end them a second time (the MSS table,
 		 * the GRE guard), so the monitor leaves by _exit. */
 		log_msg(LOG_NOTICE, "pptpd stopped");
-		if (pid_fd >= 0) {
-			unlink(conf->pidfile);
-			close(pid_fd);
-		}
+		pidfile_release(pid_fd, conf->pidfile, 1);
 		log_close();
 		_exit(rc);
 	}
 	if (reason == NULL) {
-		if (loop_signals(loop, sigs, (int)(sizeof(sigs) / sizeof(sigs[0])),
-		    on_signal, s) < 0) {
+		if (loop_signals(loop, daemon_sigs, DAEMON_NSIGS, on_signal, s) < 0) {
 			snprintf(err, sizeof(err), "cannot set up signals: %s", strerror(errno));
 			reason = err;
 		}
@@ -586,14 +593,8 @@ run(struct conf *conf, const struct opts *o)
 	monlink_free(reloader.ml);
 	server_free(s);
 	loop_free(loop);
-	if (pid_fd >= 0 && reloader.ml != NULL) {
-		close(pid_fd);   /* the worker's copy: the monitor's to remove */
-	} else if (pid_fd >= 0) {
-		/* Only the holder of the lock removes the file. (conf->pidfile,
-		 * not `pidfile`: a reload replaced the string, never its value.) */
-		unlink(conf->pidfile);
-		close(pid_fd);
-	}
+	/* The worker's copy of the lock: the monitor's to remove. */
+	pidfile_release(pid_fd, conf->pidfile, reloader.ml == NULL);
 	return rc;
 }
 

@@ -845,7 +845,6 @@ int
 server_reload(struct server *s, const struct conf *next, char *err,
     size_t errlen)
 {
-	const char *key = conf_restart_key(s->conf, next);
 	struct pool *p = NULL;
 	char perr[CONF_ERR_LEN];
 
@@ -853,11 +852,8 @@ server_reload(struct server *s, const struct conf *next, char *err,
 		snprintf(err, errlen, "shutting down");
 		return -1;
 	}
-	if (key != NULL) {
-		snprintf(err, errlen, "%s: '%s' changed: %s changes need a restart",
-		    next->file, key, key);
+	if (conf_restart_check(s->conf, next, err, errlen) < 0)
 		return -1;
-	}
 	if (!next->noplugin && str_differs(s->conf->plugin, next->plugin) &&
 	    access(next->plugin, R_OK) < 0) {
 		snprintf(err, errlen, "pppd plugin %s: %s", next->plugin,

@@ -38,7 +38,7 @@
 #include "proto/msg.h"
 #include "proto/packet.h"
 #include "pptpd/radius.h"
-#include "tests/unit/lo_up.h"
+#include "tests/unit/harness.h"
 
 #define DAEMON      "pptpd/pptpd"
 #define FAKE_PPPD   "tests/fixtures/fake-pppd"
@@ -76,20 +76,6 @@ write_file(const char *name, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
-}
-
-static int
-file_contains(const char *path, const char *needle)
-{
-	FILE *f = fopen(path, "r");
-	char line[1024];
-	int found = 0;
-	if (f == NULL)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
 }
 
 static int

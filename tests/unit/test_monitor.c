@@ -17,6 +17,7 @@
 #include "common/byteorder.h"
 #include "proto/monitor.h"
 #include "proto/report.h"
+#include "tests/unit/harness.h"
 
 /* One valid record of each type. */
 static struct mon_msg
@@ -267,18 +268,6 @@ test_who_sends_what(void **state)
 	assert_false(mon_from_worker(0));
 }
 
-static int
-open_fds(void)
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	assert_non_null(d);
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n;
-}
-
 static void
 test_socketpair_carries_descriptors(void **state)
 {
@@ -332,12 +321,12 @@ test_refused_record_leaks_no_descriptor(void **state)
 	c->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
 	assert_int_equal(sendmsg(sv[0], &mh, 0), (ssize_t)n);
-	int before = open_fds();
+	int before = proc_fds(0);
 	struct mon_msg m;
 	const char *why = NULL;
 	assert_int_equal(mon_recv(sv[1], &m, &why), -1);
 	assert_string_equal(why, "descriptors not the type's");
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(proc_fds(0), before);
 	/* The same for a record longer than any. */
 	memset(buf, 0, sizeof(buf));
 	uint8_t big[MON_MAX_LEN + 8] = { 0 };
@@ -347,7 +336,7 @@ test_refused_record_leaks_no_descriptor(void **state)
 	assert_int_equal(sendmsg(sv[0], &mh, 0), (ssize_t)sizeof(big));
 	assert_int_equal(mon_recv(sv[1], &m, &why), -1);
 	assert_string_equal(why, "longer than any record");
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(proc_fds(0), before);
 	/* mon_send refuses a record with the wrong descriptors. */
 	struct mon_msg s = sample(MON_CALL_REAP);
 	s.nfds = 1;

@@ -31,7 +31,7 @@
 #include "pptpd/monitor.h"
 #include "proto/monitor.h"
 #include "proto/msg.h"
-#include "tests/unit/lo_up.h"
+#include "tests/unit/harness.h"
 
 static char tmpdir[] = "/tmp/pptpd-privsep-XXXXXX";
 static char logpath[PATH_MAX];
@@ -47,33 +47,10 @@ no_reload(void *arg, char *err, size_t errlen)
 	return -1;
 }
 
-/* The monitor's open descriptors. */
-static int
-monitor_fds(void)
-{
-	char p[64];
-	int n = 0;
-	snprintf(p, sizeof(p), "/proc/%d/fd", (int)monitor_pid);
-	DIR *d = opendir(p);
-	assert_non_null(d);
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n;
-}
-
 static int
 log_contains(const char *needle)
 {
-	char line[1024];
-	int found = 0;
-	FILE *f = fopen(logpath, "r");
-	if (f == NULL)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
+	return file_contains(logpath, needle);
 }
 
 /* A control connection as the worker would hold it: accepted on 1723. */
@@ -114,10 +91,18 @@ ip(const char *s)
 	return a.s_addr;
 }
 
+/* A CALL_START with the connection, and the report channel and kernel
+ * channel its flags name, as its descriptors. */
 static struct mon_msg
-call_start(uint16_t id, const char *remote, uint16_t flags)
+call_start(uint16_t id, const char *remote, uint16_t flags, int conn,
+    int report, int ksock)
 {
 	struct mon_msg m = { .type = MON_CALL_START };
+	m.fds[m.nfds++] = conn;
+	if (flags & MON_CALL_REPORTS)
+		m.fds[m.nfds++] = report;
+	if (flags & MON_CALL_KERNEL)
+		m.fds[m.nfds++] = ksock;
 	m.u.call_start.call_id = id;
 	m.u.call_start.peer_call_id = 7;
 	m.u.call_start.flags = flags;
@@ -228,14 +213,12 @@ test_bad_descriptors_refused(void **state)
 	int pp[2], c, l, u[2];
 	struct mon_msg hello = { .type = MON_HELLO };
 	hello = ask(&hello);   /* the monitor is in its loop: counted so */
-	int fds0 = monitor_fds();
+	int fds0 = proc_fds(monitor_pid);
 	assert_int_equal(pipe(pp), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 
-	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS);
-	m.fds[0] = pp[0];
-	m.fds[1] = u[0];
-	m.nfds = 2;
+	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
+	    pp[0], u[0], -1);
 	start_refused(&m, "the connection is not a TCP/IPv4 connection");
 
 	int other = conn_other(&c, &l);
@@ -253,46 +236,30 @@ test_bad_descriptors_refused(void **state)
 	start_refused(&m, "the report channel is not a unix seqpacket socket");
 	close(dg[0]);
 	close(dg[1]);
-	m = call_start(0x1234, "198.19.0.10", 0);
-	m.fds[0] = conn;
-	m.nfds = 1;
+	m = call_start(0x1234, "198.19.0.10", 0, conn, -1, -1);
 	start_refused(&m, "report channel not as configured (noplugin)");
-	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_KERNEL);
-	m.fds[0] = conn;
-	m.fds[1] = u[0];
-	m.fds[2] = u[1];
-	m.nfds = 3;
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_KERNEL,
+	    conn, u[0], u[1]);
 	start_refused(&m, "the kernel path is not configured");
-	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_IPV6);
-	m.fds[0] = conn;
-	m.fds[1] = u[0];
-	m.nfds = 2;
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_IPV6,
+	    conn, u[0], -1);
 	start_refused(&m, "IPv6 is not configured");
-	m = call_start(0x1234, "198.19.0.99", MON_CALL_REPORTS);
-	m.fds[0] = conn;
-	m.fds[1] = u[0];
-	m.nfds = 2;
+	m = call_start(0x1234, "198.19.0.99", MON_CALL_REPORTS, conn, u[0], -1);
 	start_refused(&m, "the remote address is not the pool's, or is taken");
-	m = call_start(0x1234, "0.0.0.0", MON_CALL_REPORTS);
-	m.fds[0] = conn;
-	m.fds[1] = u[0];
-	m.nfds = 2;
+	m = call_start(0x1234, "0.0.0.0", MON_CALL_REPORTS, conn, u[0], -1);
 	start_refused(&m, "no address from the pool");
 	/* pppd would put the local address on its interface: only the
 	 * pool's pair of the remote one will do */
-	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS);
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS, conn, u[0], -1);
 	m.u.call_start.local_ip = ip("8.8.8.8");
-	m.fds[0] = conn;
-	m.fds[1] = u[0];
-	m.nfds = 2;
 	start_refused(&m, "the local address is not the pool's pair of the remote");
 
 	/* None of it took anything: no descriptor kept (the monitor closes
 	 * a request's just after its answer), the address and the Call ID
 	 * free. */
-	for (int i = 0; i < 100 && monitor_fds() != fds0; i++)
+	for (int i = 0; i < 100 && proc_fds(monitor_pid) != fds0; i++)
 		usleep(10000);
-	assert_int_equal(monitor_fds(), fds0);
+	assert_int_equal(proc_fds(monitor_pid), fds0);
 	m.u.call_start.local_ip = ip("198.19.0.1");
 	struct mon_msg a = ask(&m);
 	assert_int_equal(a.type, MON_CALL_STARTED);
@@ -309,10 +276,8 @@ test_call_lifecycle(void **state)
 	int c, u[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 	int conn = conn_1723(&c);
-	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS);
-	m.fds[0] = conn;
-	m.fds[1] = u[1];
-	m.nfds = 2;
+	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
+	    conn, u[1], -1);
 	struct mon_msg a = ask(&m);
 	assert_int_equal(a.type, MON_CALL_STARTED);
 	assert_int_equal(a.u.call_started.call_id, 0x1234);
@@ -391,10 +356,8 @@ test_worker_killed_ends_sessions(void **state)
 	int c, u[2], st;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 	int conn = conn_1723(&c);
-	struct mon_msg m = call_start(0x2222, "198.19.0.11", MON_CALL_REPORTS);
-	m.fds[0] = conn;
-	m.fds[1] = u[1];
-	m.nfds = 2;
+	struct mon_msg m = call_start(0x2222, "198.19.0.11", MON_CALL_REPORTS,
+	    conn, u[1], -1);
 	struct mon_msg a = ask(&m);
 	assert_int_equal(a.type, MON_CALL_STARTED);
 	pid_t pppd = (pid_t)a.u.call_started.pid;
