@@ -479,6 +479,7 @@ setup(void **state)
 static int teardown(void **state)
 {
 	int st = daemon_stop();
+	daemon_pidfile = NULL;   /* a test's path, not the next test's */
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	return 0;
@@ -887,7 +888,9 @@ pidfile_pid(const char *path)
 static void
 test_pidfile_locked_second_instance_refused(void **state)
 {
-	char pidfile[PATH_MAX], args[PATH_MAX + 8];
+	/* static: daemon_pidfile keeps pointing at it until the teardown */
+	static char pidfile[PATH_MAX];
+	char args[PATH_MAX + 8];
 	snprintf(pidfile, sizeof(pidfile), "%s/pptpd.pid", tmpdir);
 	daemon_stop();
 	daemon_pidfile = pidfile;
@@ -961,6 +964,7 @@ static int
 teardown_quiet(void **state)
 {
 	pool = "198.19.0.10-11";
+	daemon_pidfile = NULL;
 	harness_extra = HARNESS_EXTRA;
 	unsetenv("FAKE_PPPD_IGNORE_TERM");
 	unsetenv("FAKE_PPPD_UP_USER");
