@@ -115,14 +115,14 @@ call_facts_open(struct call *c, int reports, int *pppd_fd, const char **reason)
 /* Start the call's pppd (a socket `sock`: the kernel path's channel):
  * here, or by the monitor when the server has one (calls->runner). */
 static int
-call_spawn(struct call *c, int sock, const char **reason)
+call_spawn(struct call *c, int kernel, int sock, const char **reason)
 {
 	const struct conf *conf = c->calls->conf;
 	const struct pppd_runner *run = c->calls->runner;
 	int report;
 	struct pppd_args in = { .local = c->local_ip, .remote = c->remote_ip,
 		.client = c->peer, .call_id = c->id, .reports = !conf->noplugin,
-		.kernel = sock >= 0, .peer_call_id = c->peer_id,
+		.kernel = kernel, .peer_call_id = c->peer_id,
 		.self = c->conn.local, .ipv6 = c->has_prefix6 };
 
 	if (call_facts_open(c, in.reports, &report, reason) < 0)
@@ -574,24 +574,18 @@ call_ipv6_up(struct call *c, const struct report_msg *m)
 	call_ipv6_route(c, ifname);
 }
 
-/* The kernel carries the call's GRE; the engine drops what its raw socket
- * still sees of it. The channel socket is bound and connected here, before
- * the call is answered: the peer may send its first LCP request as soon as
- * it has our Call ID, long before pppd runs, and the kernel queues it on
- * the channel only if a socket has the Call ID by then (else it is lost,
- * and the peer waits out its restart timer). pppd inherits the socket. */
-static struct call *
-call_new_kernel(struct calls *s, struct call *c, const char **reason)
+/* The kernel path's channel for the call, bound and connected, and its
+ * entry in the GRE guard. The socket, or -1 with *reason set. */
+static int
+call_kernel_open(struct calls *s, struct call *c, const char **reason)
 {
 	static char why[160];   /* the caller logs it at once */
-	int sock, rc;
-
-	c->kernel = 1;
-	sock = datapath_kernel_open(c->id, c->conn.local, c->peer_id,
+	int sock = datapath_kernel_open(c->id, c->conn.local, c->peer_id,
 	    c->peer, why, sizeof(why));
+
 	if (sock < 0) {
 		*reason = why;
-		goto fail;
+		return -1;
 	}
 	/* Guarded before the call is answered, like the channel above: the
 	 * peer's first packets are the ones that set the guard's numbers.
@@ -600,12 +594,31 @@ call_new_kernel(struct calls *s, struct call *c, const char **reason)
 		if (kguard_add(s->guard, c->peer, c->id, why, sizeof(why)) < 0) {
 			close(sock);
 			*reason = why;
-			goto fail;
+			return -1;
 		}
 		c->guarded = 1;
 	}
-	rc = call_spawn(c, sock, reason);
-	close(sock);   /* pppd's now, or nobody's */
+	return sock;
+}
+
+/* The kernel carries the call's GRE; the engine drops what its raw socket
+ * still sees of it. The channel socket is bound and connected before the
+ * call is answered: the peer may send its first LCP request as soon as it
+ * has our Call ID, long before pppd runs, and the kernel queues it on the
+ * channel only if a socket has the Call ID by then (else it is lost, and
+ * the peer waits out its restart timer). pppd inherits the socket. Under
+ * privsep the monitor opens and guards it, in its own name. */
+static struct call *
+call_new_kernel(struct calls *s, struct call *c, const char **reason)
+{
+	int sock = -1, rc;
+
+	c->kernel = 1;
+	if (s->runner == NULL && (sock = call_kernel_open(s, c, reason)) < 0)
+		goto fail;
+	rc = call_spawn(c, 1, sock, reason);
+	if (sock >= 0)
+		close(sock);   /* pppd's now, or nobody's */
 	if (rc < 0)
 		goto fail_guard;
 	call_hold(c);
@@ -656,7 +669,7 @@ call_new(struct calls *s, const struct call_conn *conn,
 	call_take_prefix6(c);
 	if (s->kernel_path)
 		return call_new_kernel(s, c, reason);
-	if (call_spawn(c, -1, reason) < 0)
+	if (call_spawn(c, 0, -1, reason) < 0)
 		goto fail_pool;
 	call_hold(c);
 	c->gre = gre_call_new(s->gre, c->id, c->peer_id, c->peer, c->pty, c);

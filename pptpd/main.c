@@ -481,9 +481,12 @@ privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
 		return -1;
 	}
 	if (w > 0) {
+		struct monitor_env env = { .conf = r->conf, .worker = w,
+			.sock = sv[0], .reload = monitor_reload, .reload_arg = r };
+		server_datapath(r->s, &env.kernel_path, &env.guarded);
 		monitor_close_others(sv[0], pid_fd, r);
 		log_msg(LOG_NOTICE, "monitor: the worker is pid %d", (int)w);
-		*rc = monitor_run(r->conf, w, sv[0], monitor_reload, r);
+		*rc = monitor_run(&env);
 		close(sv[0]);
 		return 1;
 	}

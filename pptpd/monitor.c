@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/if_pppox.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +17,8 @@
 #include <unistd.h>
 
 #include "pptpd/conf.h"
+#include "pptpd/datapath.h"
+#include "pptpd/kguard.h"
 #include "pptpd/log.h"
 #include "pptpd/monitor.h"
 #include "pptpd/pool.h"
@@ -33,9 +34,11 @@
  * each request names one call, and a server carries thousands, not
  * millions (pool and Call IDs bound it). */
 struct mcall {
-	uint16_t       id;
+	uint16_t       id, peer_id;
 	pid_t          pid;
 	struct in_addr remote;       /* INADDR_ANY: pppd picks */
+	struct in_addr client;       /* read from the control connection */
+	int            guarded;      /* in the GRE guard's map */
 };
 
 struct monitor {
@@ -45,6 +48,8 @@ struct monitor {
 	int                sock;
 	int                sigfd;
 	struct pool       *pool;     /* remote addresses taken by live calls */
+	int                kernel_path;
+	struct kguard     *guard;    /* NULL: engine path, or unguarded */
 	struct mcall      *calls;
 	size_t             ncalls, cap;
 	uint64_t           grace_end;   /* 0: not ending */
@@ -154,7 +159,7 @@ monitor_conn_check(int fd, struct in_addr *client, struct in_addr *self)
 /* Why CALL_START may not be done; NULL when it may. Fills *in. */
 static const char *
 monitor_start_check(struct monitor *m, const struct mon_msg *r,
-    struct pppd_args *in, int *report, int *ksock)
+    struct pppd_args *in, int *report)
 {
 	const struct conf *conf = m->conf;
 	uint16_t flags = r->u.call_start.flags;
@@ -162,7 +167,7 @@ monitor_start_check(struct monitor *m, const struct mon_msg *r,
 	const char *why;
 
 	memset(in, 0, sizeof(*in));
-	*report = *ksock = -1;
+	*report = -1;
 	if ((why = monitor_conn_check(r->fds[0], &in->client, &in->self)) != NULL)
 		return why;
 	in->reports = !!(flags & MON_CALL_REPORTS);
@@ -176,14 +181,9 @@ monitor_start_check(struct monitor *m, const struct mon_msg *r,
 		    monitor_sockopt(*report, SO_TYPE) != SOCK_SEQPACKET)
 			return "the report channel is not a unix seqpacket socket";
 	}
-	if (in->kernel) {
-		*ksock = r->fds[i++];
-		if (conf->datapath == CONF_DATAPATH_ENGINE)
-			return "the kernel path is not configured";
-		if (monitor_sockopt(*ksock, SO_DOMAIN) != AF_PPPOX ||
-		    monitor_sockopt(*ksock, SO_PROTOCOL) != PX_PROTO_PPTP)
-			return "the kernel channel is not a PPTP socket";
-	}
+	if (in->kernel != m->kernel_path)
+		return in->kernel ? "the kernel path is not this server's" :
+		    "the engine path is not this server's";
 	if (in->ipv6 && conf->ipv6_pool == NULL)
 		return "IPv6 is not configured";
 	in->call_id = r->u.call_start.call_id;
@@ -207,26 +207,79 @@ monitor_start_check(struct monitor *m, const struct mon_msg *r,
 	return NULL;
 }
 
+/* The kernel path: the call's channel, bound and connected from the
+ * connection's addresses and the Call IDs (checked), and its entry in the
+ * GRE guard, both before pppd runs (datapath_kernel_open says why). The
+ * socket, or -1 with *why set. */
+static int
+monitor_kernel_open(struct monitor *m, const struct pppd_args *in,
+    int *guarded, const char **why)
+{
+	static char err[160];   /* the caller logs it at once */
+	int sock = datapath_kernel_open(in->call_id, in->self, in->peer_call_id,
+	    in->client, err, sizeof(err));
+
+	*guarded = 0;
+	if (sock < 0) {
+		*why = err;
+		return -1;
+	}
+	/* A call the guard cannot take is refused, not left unguarded. */
+	if (m->guard != NULL) {
+		if (kguard_add(m->guard, in->client, in->call_id, err,
+		    sizeof(err)) < 0) {
+			close(sock);
+			*why = err;
+			return -1;
+		}
+		*guarded = 1;
+	}
+	return sock;
+}
+
+/* The call leaves the GRE guard; what the guard did to its packets is
+ * logged if it did anything (a dropped or renumbered packet is a
+ * forger's, or a fault on the path). */
+static void
+monitor_unguard(struct monitor *m, const struct mcall *c, int report)
+{
+	struct kguard_stats st;
+	if (!c->guarded)
+		return;
+	kguard_del(m->guard, c->client, c->id, &st);
+	if (report && (st.dropped_bad || st.dropped_seq || st.resyncs))
+		log_msg(LOG_NOTICE, "call %u/%u %s: GRE guard: passed %u, dropped "
+		    "%u malformed (flags, length) and %u out of sequence, %u resyncs",
+		    c->id, c->peer_id, inet_ntoa(c->client), st.passed,
+		    st.dropped_bad, st.dropped_seq, st.resyncs);
+}
+
 static void
 monitor_call_start(struct monitor *m, struct mon_msg *r)
 {
 	struct mon_msg a = { .type = MON_CALL_STARTED, .seq = r->seq };
 	struct pppd_args in;
 	const char *why;
-	int report, ksock, pty = -1;
+	int report, ksock = -1, pty = -1, guarded = 0;
 	pid_t pid = -1;
 	int refused = 0;
 
-	if ((why = monitor_start_check(m, r, &in, &report, &ksock)) != NULL)
+	if ((why = monitor_start_check(m, r, &in, &report)) != NULL)
 		refused = 1;
 	else if (m->ncalls == m->cap && (m->calls = reallocarray(m->calls,
 	    m->cap = m->cap ? m->cap * 2 : 64, sizeof(*m->calls))) == NULL) {
 		why = "out of memory";
 		log_msg(LOG_CRIT, "monitor: out of memory");
 		exit(1);
-	} else
+	} else if (!in.kernel || (ksock = monitor_kernel_open(m, &in, &guarded,
+	    &why)) >= 0)
 		pid = pppd_start(m->conf, &in, ksock, report, &pty, &why);
+	if (ksock >= 0)
+		close(ksock);   /* pppd's now, or nobody's */
+	struct mcall c = { in.call_id, in.peer_call_id, pid, in.remote,
+		in.client, guarded };
 	if (pid < 0) {
+		monitor_unguard(m, &c, 0);
 		if (!refused && m->pool != NULL)
 			pool_release(m->pool, in.remote);
 		if (refused)
@@ -241,7 +294,7 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 		monitor_send(m, &n);
 		return;
 	}
-	m->calls[m->ncalls++] = (struct mcall){ in.call_id, pid, in.remote };
+	m->calls[m->ncalls++] = c;
 	a.u.call_started.call_id = in.call_id;
 	a.u.call_started.flags = r->u.call_start.flags & MON_CALL_KERNEL;
 	a.u.call_started.pid = (uint32_t)pid;
@@ -335,6 +388,7 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 			continue;
 		if (m->pool != NULL && c->remote.s_addr != INADDR_ANY)
 			pool_release(m->pool, c->remote);
+		monitor_unguard(m, c, 1);   /* pppd, and its channel, are gone */
 		if (m->worker_status < 0) {
 			struct mon_msg e = { .type = MON_CHILD_EXIT };
 			e.u.child_exit.call_id = c->id;
@@ -402,17 +456,40 @@ monitor_status(const struct monitor *m)
 	return 1;
 }
 
+/* The guard the server loaded before the fork (the worker's copy is
+ * closed, not detached) is loaded again here, as the monitor's: it
+ * replaces the first at each interface, and goes when the monitor does.
+ * 0, or -1 when it cannot be had: the data path was chosen for it. */
+static int
+monitor_guard_open(struct monitor *m, int guarded)
+{
+	char why[256];
+	if (!guarded)
+		return 0;
+	if ((m->guard = kguard_open(why, sizeof(why))) == NULL) {
+		log_msg(LOG_ERR, "monitor: GRE guard: %s; stopping", why);
+		return -1;
+	}
+	return 0;
+}
+
 int
-monitor_run(const struct conf *conf, pid_t worker, int sock,
-    monitor_reload_fn reload, void *reload_arg)
+monitor_run(const struct monitor_env *env)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
-	struct monitor m = { .conf = conf, .worker = worker,
-		.worker_status = -1, .sock = sock, .reload = reload,
-		.reload_arg = reload_arg };
+	pid_t worker = env->worker;
+	int sock = env->sock;
+	struct monitor m = { .conf = env->conf, .worker = worker,
+		.worker_status = -1, .sock = sock, .reload = env->reload,
+		.reload_arg = env->reload_arg, .kernel_path = env->kernel_path };
 	sigset_t set;
 
 	ratelimit_init(&m.rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
+	if (monitor_guard_open(&m, env->guarded) < 0) {
+		kill(worker, SIGKILL);
+		waitpid(worker, NULL, 0);
+		return 1;
+	}
 	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
 	sigemptyset(&set);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
@@ -453,6 +530,7 @@ monitor_run(const struct conf *conf, pid_t worker, int sock,
 			m.sock_gone = 1;
 	}
 	close(m.sigfd);
+	kguard_close(m.guard);
 	pool_free(m.pool);
 	free(m.calls);
 	return monitor_status(&m);

@@ -7,10 +7,11 @@
  * control connection's socket, its Call ID and remote address must be free
  * among the pppd it started, its descriptors must be what the type says.
  *
- * This step of the design: the monitor starts, signals and reaps pppd; the
- * worker still runs as root and does the rest. When the worker exits, the
- * monitor ends the sessions it has left (SIGTERM, then SIGKILL after a
- * grace) and exits with the worker's status (1 when it was killed).
+ * This step of the design: the monitor starts, signals and reaps pppd, and
+ * on the kernel data path opens each call's PPTP channel and keeps the GRE
+ * guard; the worker still runs as root and does the rest. When the worker
+ * exits, the monitor ends the sessions it has left (SIGTERM, then SIGKILL
+ * after a grace) and exits with the worker's status (1 when it was killed).
  */
 #ifndef PPTPD_MONITOR_H
 #define PPTPD_MONITOR_H
@@ -24,11 +25,24 @@ struct conf;
  * server (main.c's); 0, or -1 with err set and *conf unchanged. */
 typedef int (*monitor_reload_fn)(void *arg, char *err, size_t errlen);
 
-/* Run the monitor until its worker `worker` (talking on `sock`, one end of
- * a SOCK_SEQPACKET socketpair) has exited and every pppd is reaped. `conf`
- * is read at each request (a reload changes it in place). Returns the exit
- * status for pptpd. */
-int monitor_run(const struct conf *conf, pid_t worker, int sock,
-    monitor_reload_fn reload, void *reload_arg);
+/* What the monitor is handed when the worker is forked. */
+struct monitor_env {
+	const struct conf *conf;    /* read at each request (a reload changes
+	                               it in place) */
+	pid_t              worker;
+	int                sock;    /* to the worker: one end of a
+	                               SOCK_SEQPACKET socketpair */
+	int                kernel_path;   /* startup chose the kernel's PPTP
+	                                     channel (datapath.h) */
+	int                guarded;       /* ... with its GRE guard, which
+	                                     the monitor loads again, as its
+	                                     own, before its first request */
+	monitor_reload_fn  reload;
+	void              *reload_arg;
+};
+
+/* Run the monitor until its worker has exited and every pppd is reaped.
+ * Returns the exit status for pptpd. */
+int monitor_run(const struct monitor_env *env);
 
 #endif

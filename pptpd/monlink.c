@@ -153,8 +153,7 @@ monlink_start(void *arg, const struct pppd_args *in, int tcp, int sock,
 	r.fds[r.nfds++] = tcp;
 	if (in->reports)
 		r.fds[r.nfds++] = report;
-	if (in->kernel)
-		r.fds[r.nfds++] = sock;
+	(void)sock;   /* the monitor opens the kernel path's channel itself */
 	*pty = -1;
 	/* The pty comes here: refused now, as in one process, rather than
 	 * lost in a truncated answer. */

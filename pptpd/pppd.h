@@ -64,8 +64,9 @@ pid_t pppd_start(const struct conf *conf, const struct pppd_args *in,
 /* Who starts and signals a call's pppd, when it is not this process
  * (pptpd/monlink.h: the monitor does, for an unprivileged worker).
  * start: as pppd_start, with `tcp`, the call's control connection, from
- * which the monitor reads the addresses itself. signal: `sig` for the
- * pppd of call `call_id` (pid `pid`). */
+ * which the monitor reads the addresses itself; on the kernel path `sock`
+ * is -1: the runner opens the channel (and guards it). signal: `sig` for
+ * the pppd of call `call_id` (pid `pid`). */
 struct pppd_runner {
 	pid_t (*start)(void *arg, const struct pppd_args *in, int tcp, int sock,
 	    int report, int *pty, const char **reason);

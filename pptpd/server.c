@@ -568,10 +568,20 @@ server_reap(struct server *s)
 }
 
 void
+server_datapath(const struct server *s, int *kernel_path, int *guarded)
+{
+	*kernel_path = s->calls.kernel_path;
+	*guarded = s->calls.guard != NULL;
+}
+
+void
 server_set_runner(struct server *s, const struct pppd_runner *runner,
     pid_t monitor)
 {
 	s->calls.runner = runner;
+	/* The runner opens the kernel path's channels and guards them. */
+	kguard_forget(s->calls.guard);
+	s->calls.guard = NULL;
 	notify_as(&s->notify, monitor);
 }
 

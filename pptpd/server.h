@@ -66,9 +66,13 @@ void server_reap(struct server *s);
  * reports can still be read). */
 void server_child_exited(struct server *s, uint16_t call_id, pid_t pid,
     int status);
-/* Under privsep: calls start and signal pppd through the monitor, and
- * systemd is told in the monitor's name (it is the unit's main pid). */
+/* Under privsep: calls start and signal pppd through the monitor, which
+ * also opens the kernel path's channels and keeps the GRE guard (this
+ * server lets go of its own), and systemd is told in the monitor's name
+ * (it is the unit's main pid). */
 struct pppd_runner;
+/* What startup chose: the kernel's PPTP channel, and with its guard. */
+void server_datapath(const struct server *s, int *kernel_path, int *guarded);
 void server_set_runner(struct server *s, const struct pppd_runner *runner,
     pid_t monitor);
 /* SIGUSR1: one log line with connections, calls and the pool. */

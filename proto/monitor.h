@@ -39,9 +39,11 @@
  *                     0: pppd picks)  fds: the call's control connection
  *                     (TCP: the monitor reads the client's and our
  *                     address from it), then pppd's end of the report
- *                     channel with MON_CALL_REPORTS, then the kernel's
- *                     PPTP channel with MON_CALL_KERNEL: start pppd for an
- *                     Outgoing-Call-Request
+ *                     channel with MON_CALL_REPORTS: start pppd for an
+ *                     Outgoing-Call-Request. With MON_CALL_KERNEL the
+ *                     monitor opens the kernel's PPTP channel itself
+ *                     (from the connection's addresses and the Call IDs)
+ *                     and adds the call to the GRE guard
  *   CALL_STARTED   M  u16 call id  u16 flags  u32 pid
  *                     u32 local ip  u32 remote ip (as asked)
  *                     fds 1 (the pty master) on the engine path, 0 with
@@ -70,11 +72,11 @@
 #include <stdint.h>
 
 #define MON_MAGIC        0x5050544dU   /* "PPTM" */
-#define MON_VERSION      2
+#define MON_VERSION      3
 #define MON_HDR_LEN      16
 #define MON_TEXT         128           /* reasons and results, NUL included */
 #define MON_IFNAME       16            /* IFNAMSIZ, NUL included */
-#define MON_MAX_FDS      3
+#define MON_MAX_FDS      2
 #define MON_MAX_BODY     (4 + MON_TEXT)
 #define MON_MAX_LEN      (MON_HDR_LEN + MON_MAX_BODY)
 

@@ -38,6 +38,8 @@
 #                        server must say its GRE guard is on, unless
 #   PPTPD_ATTACK_UNGUARDED=1  the server runs the kernel path without the
 #                        guard (a build from before it: the reproduction)
+#   E2E_PRIVSEP=yes      our server with `privsep yes` (its monitor and
+#                        worker, doc/design/privsep.md)
 #   E2E_KEEP=1           keep the work directory; E2E_VERBOSE=1 show logs
 set -euo pipefail
 
@@ -209,6 +211,8 @@ EOF
 			echo "noplugin"
 			[ -z "$datapath" ] || echo "datapath $datapath"
 		fi
+		# tests/e2e/with-privsep's switch: the monitor and its worker.
+		[ "${E2E_PRIVSEP:-}" != yes ] || echo "privsep yes"
 		;;
 	esac
 } >"$work/pptpd.conf"

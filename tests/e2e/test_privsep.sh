@@ -6,7 +6,9 @@
 # and reap pppd.
 #
 #   scripts/e2e-run tests/e2e/run-all tests/e2e/test_privsep.sh
-#   E2E_DATAPATH=kernel ... (test_privsep_kernel.sh): the kernel's channel
+#   E2E_DATAPATH=kernel ... (test_privsep_kernel.sh): the kernel's channel,
+#   which the monitor opens for each call, and its GRE guard, which the
+#   monitor holds (attached while it runs, detached when it exits)
 #
 # What a user checks: a session comes up with MPPE-128 and passes traffic;
 # pppd is the monitor's child, not the worker's; pptpctl and a reload work
@@ -35,6 +37,20 @@ holds_listener() {
 	return 1
 }
 
+# holds_bpf PID: PID has an eBPF map among its descriptors (the guard's).
+holds_bpf() {
+	local f
+	for f in /proc/"$1"/fd/*; do
+		[ "$(readlink "$f" 2>/dev/null)" = "anon_inode:bpf-map" ] && return 0
+	done
+	return 1
+}
+
+# guard_attached: an eBPF filter at the server's br0 ingress.
+guard_attached() {
+	tc -n "$NS_SRV" filter show dev br0 ingress 2>/dev/null | grep -q bpf
+}
+
 # wait_gone PID [TENTHS]: until PID is gone (10 s).
 wait_gone() {
 	local i
@@ -59,6 +75,12 @@ check "the pid file names the monitor" test "$(cat "$E2E_DIR/pptpd.pid")" = "$mo
 check "the worker holds the listener" holds_listener "$worker"
 check "the monitor does not (it closed what the server opened)" \
 	eval '! holds_listener '"$mon"
+if [ "$DATAPATH" = kernel ]; then
+	check "the GRE guard is attached at br0's ingress" guard_attached
+	check "the monitor holds the guard's eBPF map" holds_bpf "$mon"
+	check "the worker does not (it let go of what it loaded before the fork)" \
+		eval '! holds_bpf '"$worker"
+fi
 
 # ---- a session through the worker, pppd the monitor's
 ip=$(client_up c1 alice "$(user_pass alice)")
@@ -107,6 +129,9 @@ check "SIGTERM: exit status 0 (got $rc)" test "$rc" = 0
 check "SIGTERM: the worker is gone too" eval '! proc_alive '"$worker"
 check "SIGTERM: the pid file is removed" test ! -e "$E2E_DIR/pptpd.pid"
 check "SIGTERM: alice's client was hung up" wait_gone "$cpid" 150
+if [ "$DATAPATH" = kernel ]; then
+	check "SIGTERM: the monitor detached the GRE guard" eval '! guard_attached'
+fi
 
 # ---- the worker killed: the monitor ends what it left, exits 1
 rm -f "$E2E_DIR/server.pid"
@@ -125,6 +150,9 @@ assert_log_contains "$E2E_SERVER_LOG" "monitor: the worker \(pid $worker\) was k
 check "worker killed: the session's pppd is ended, not left behind" \
 	eval '! proc_alive '"$kid"
 check "worker killed: alice's client sees the session end" wait_gone "$cpid" 150
+if [ "$DATAPATH" = kernel ]; then
+	check "worker killed: the monitor detached the GRE guard" eval '! guard_attached'
+fi
 rm -f "$E2E_DIR/server.pid"
 
 e2e_done

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "pptpd/conf.h"
+#include "pptpd/datapath.h"
 #include "pptpd/log.h"
 #include "pptpd/monitor.h"
 #include "proto/monitor.h"
@@ -39,6 +40,7 @@ static struct conf conf;
 static int sock = -1;            /* the worker's end */
 static pid_t monitor_pid, worker_pid;
 static int listener = -1;        /* 127.0.0.1:1723 */
+static int kernel_path;          /* the next monitor's startup chose it */
 
 static int
 no_reload(void *arg, char *err, size_t errlen)
@@ -91,18 +93,16 @@ ip(const char *s)
 	return a.s_addr;
 }
 
-/* A CALL_START with the connection, and the report channel and kernel
- * channel its flags name, as its descriptors. */
+/* A CALL_START with the connection, and the report channel if its flags
+ * name it, as its descriptors. */
 static struct mon_msg
 call_start(uint16_t id, const char *remote, uint16_t flags, int conn,
-    int report, int ksock)
+    int report)
 {
 	struct mon_msg m = { .type = MON_CALL_START };
 	m.fds[m.nfds++] = conn;
 	if (flags & MON_CALL_REPORTS)
 		m.fds[m.nfds++] = report;
-	if (flags & MON_CALL_KERNEL)
-		m.fds[m.nfds++] = ksock;
 	m.u.call_start.call_id = id;
 	m.u.call_start.peer_call_id = 7;
 	m.u.call_start.flags = flags;
@@ -173,7 +173,10 @@ setup(void **state)
 		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 		dup2(fd, STDERR_FILENO);
 		log_open("pptpd", 1, 0);
-		_exit(monitor_run(&conf, w, sv[0], no_reload, NULL));
+		struct monitor_env env = { .conf = &conf, .worker = w,
+			.sock = sv[0], .kernel_path = kernel_path,
+			.reload = no_reload };
+		_exit(monitor_run(&env));
 	}
 	close(sv[0]);
 	sock = sv[1];
@@ -181,6 +184,15 @@ setup(void **state)
 	close(p[0]);
 	close(p[1]);
 	return 0;
+}
+
+/* The monitor of a server whose startup chose the kernel path (without
+ * its guard: loading that is test_kguard's). */
+static int
+setup_kernel(void **state)
+{
+	kernel_path = 1;
+	return setup(state);
 }
 
 static int
@@ -193,6 +205,7 @@ teardown(void **state)
 		waitpid(monitor_pid, &st, 0);
 	close(sock);
 	conf_free(&conf);
+	kernel_path = 0;
 	return 0;
 }
 
@@ -218,7 +231,7 @@ test_bad_descriptors_refused(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 
 	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
-	    pp[0], u[0], -1);
+	    pp[0], u[0]);
 	start_refused(&m, "the connection is not a TCP/IPv4 connection");
 
 	int other = conn_other(&c, &l);
@@ -236,21 +249,21 @@ test_bad_descriptors_refused(void **state)
 	start_refused(&m, "the report channel is not a unix seqpacket socket");
 	close(dg[0]);
 	close(dg[1]);
-	m = call_start(0x1234, "198.19.0.10", 0, conn, -1, -1);
+	m = call_start(0x1234, "198.19.0.10", 0, conn, -1);
 	start_refused(&m, "report channel not as configured (noplugin)");
 	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_KERNEL,
-	    conn, u[0], u[1]);
-	start_refused(&m, "the kernel path is not configured");
+	    conn, u[0]);
+	start_refused(&m, "the kernel path is not this server's");
 	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_IPV6,
-	    conn, u[0], -1);
+	    conn, u[0]);
 	start_refused(&m, "IPv6 is not configured");
-	m = call_start(0x1234, "198.19.0.99", MON_CALL_REPORTS, conn, u[0], -1);
+	m = call_start(0x1234, "198.19.0.99", MON_CALL_REPORTS, conn, u[0]);
 	start_refused(&m, "the remote address is not the pool's, or is taken");
-	m = call_start(0x1234, "0.0.0.0", MON_CALL_REPORTS, conn, u[0], -1);
+	m = call_start(0x1234, "0.0.0.0", MON_CALL_REPORTS, conn, u[0]);
 	start_refused(&m, "no address from the pool");
 	/* pppd would put the local address on its interface: only the
 	 * pool's pair of the remote one will do */
-	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS, conn, u[0], -1);
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS, conn, u[0]);
 	m.u.call_start.local_ip = ip("8.8.8.8");
 	start_refused(&m, "the local address is not the pool's pair of the remote");
 
@@ -268,6 +281,53 @@ test_bad_descriptors_refused(void **state)
 	close(pp[0]); close(pp[1]); close(u[0]); close(u[1]);
 }
 
+/* On the kernel path the monitor opens each call's channel itself (the
+ * worker passes none), from the connection's addresses and the Call IDs;
+ * a start for the other data path is refused. Where this kernel has no
+ * PPTP channel the start is refused with the channel's reason and takes
+ * nothing; where it has one, pppd gets it as descriptor 3 and the
+ * monitor keeps no copy. */
+static void
+test_kernel_channel_is_the_monitors(void **state)
+{
+	int c, u[2];
+	struct mon_msg hello = { .type = MON_HELLO };
+	hello = ask(&hello);
+	int fds0 = proc_fds(monitor_pid);
+	int conn = conn_1723(&c);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
+
+	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
+	    conn, u[1]);
+	start_refused(&m, "the engine path is not this server's");
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS |
+	    MON_CALL_KERNEL, conn, u[1]);
+	struct mon_msg a = ask(&m);
+	if (datapath_kernel_probe() != 0) {
+		assert_int_equal(a.type, MON_CALL_REFUSED);
+		assert_non_null(strstr(a.u.call_refused.reason,
+		    "cannot open a kernel PPTP channel"));
+		/* The address went back: the same start fails the same way,
+		 * not as "taken". */
+		a = ask(&m);
+		assert_int_equal(a.type, MON_CALL_REFUSED);
+		assert_non_null(strstr(a.u.call_refused.reason,
+		    "cannot open a kernel PPTP channel"));
+	} else {
+		char path[64], link[64] = "";
+		assert_int_equal(a.type, MON_CALL_STARTED);
+		assert_int_equal(a.nfds, 0);
+		snprintf(path, sizeof(path), "/proc/%u/fd/3", a.u.call_started.pid);
+		assert_true(readlink(path, link, sizeof(link) - 1) > 0);
+		assert_int_equal(strncmp(link, "socket:", 7), 0);
+		kill((pid_t)a.u.call_started.pid, SIGKILL);
+	}
+	for (int i = 0; i < 100 && proc_fds(monitor_pid) != fds0; i++)
+		usleep(10000);
+	assert_int_equal(proc_fds(monitor_pid), fds0);
+	close(conn); close(c); close(u[0]); close(u[1]);
+}
+
 /* A pppd started: its Call ID and its address are its own until it is
  * reaped; a hang-up names a call, never a pid; its exit comes back. */
 static void
@@ -277,7 +337,7 @@ test_call_lifecycle(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 	int conn = conn_1723(&c);
 	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
-	    conn, u[1], -1);
+	    conn, u[1]);
 	struct mon_msg a = ask(&m);
 	assert_int_equal(a.type, MON_CALL_STARTED);
 	assert_int_equal(a.u.call_started.call_id, 0x1234);
@@ -357,7 +417,7 @@ test_worker_killed_ends_sessions(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 	int conn = conn_1723(&c);
 	struct mon_msg m = call_start(0x2222, "198.19.0.11", MON_CALL_REPORTS,
-	    conn, u[1], -1);
+	    conn, u[1]);
 	struct mon_msg a = ask(&m);
 	assert_int_equal(a.type, MON_CALL_STARTED);
 	pid_t pppd = (pid_t)a.u.call_started.pid;
@@ -400,6 +460,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_lifecycle, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_channel_is_the_monitors,
+		    setup_kernel, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_worker_killed_ends_sessions,
