@@ -9,17 +9,6 @@ enum { P_MAGIC = 0, P_TYPE = 4, P_MODE = 5, P_STREAM = 8, P_SEQ = 12,
 	P_TS = 20, P_SIZE = 28, P_PPS = 32, P_DURATION = 36,
 	P_RECEIVED = 28, P_REORDERED = 36, P_DUPLICATES = 44, P_MAXSEQ = 52 };
 
-static void be64_put(uint8_t *p, uint64_t v)
-{
-	be32_put(p, (uint32_t)(v >> 32));
-	be32_put(p + 4, (uint32_t)v);
-}
-
-static uint64_t be64_get(const uint8_t *p)
-{
-	return (uint64_t)be32_get(p) << 32 | be32_get(p + 4);
-}
-
 static size_t type_len(unsigned type)
 {
 	switch (type) {

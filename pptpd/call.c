@@ -333,7 +333,9 @@ call_mss_del(struct call *c)
 	if (!c->mss_on)
 		return;
 	c->mss_on = 0;
-	mss_del(c->calls->mss, c->ifname, c->id);
+	/* A runner takes the interface out itself (pppd.h). */
+	if (c->calls->mss != NULL)
+		mss_del(c->calls->mss, c->ifname, c->id);
 }
 
 /* The session's interface (c->ifname) joins the MSS clamping table. A
@@ -341,12 +343,21 @@ call_mss_del(struct call *c)
 static void
 call_mss_add(struct call *c)
 {
+	const struct pppd_runner *run = c->calls->runner;
 	char why[256];
+	int rc;
 
-	if (c->calls->mss == NULL || c->ifname[0] == '\0')
+	if (c->ifname[0] == '\0')
 		return;
-	if (mss_add(c->calls->mss, c->ifname, c->id, &c->mss, why,
-	    sizeof(why)) < 0) {
+	if (c->calls->mss != NULL)
+		rc = mss_add(c->calls->mss, c->ifname, c->id, &c->mss, why,
+		    sizeof(why));
+	else if (c->calls->mss_by_runner && run != NULL)
+		rc = run->clamp(run->arg, c->id, c->ifname, &c->mss, why,
+		    sizeof(why));
+	else
+		return;
+	if (rc < 0) {
 		log_msg(LOG_WARNING, "call %u/%u %s: user %s: TCP MSS not clamped "
 		    "on %s: %s", c->id, c->peer_id, inet_ntoa(c->peer),
 		    c->user[0] ? c->user : "-", c->ifname, why);
@@ -387,6 +398,24 @@ call_rate_str(const struct call *c, char *buf, size_t len)
 	return buf;
 }
 
+/* call_shape when the runner (the monitor) sets the rate: it keeps the
+ * interface's index; here shaped_ifindex is only "a rate is set". */
+static int
+call_shape_run(struct call *c, int limited, char *why, size_t whylen)
+{
+	const struct pppd_runner *run = c->calls->runner;
+	struct shaper_stats *st = &c->calls->runner_rates;
+
+	if (run->shape(run->arg, c->id, c->ifname, c->rate_down, c->rate_up,
+	    why, whylen) < 0) {
+		st->failed++;
+		return -1;
+	}
+	st->applied++;   /* as shaper_set counts: a removal too */
+	c->shaped_ifindex = limited;
+	return 0;
+}
+
 /* The rate set on the session's interface (IPCP up), or taken off it
  * when it has none now. On failure what was set stays set. */
 static int
@@ -396,6 +425,8 @@ call_shape(struct call *c, char *why, size_t whylen)
 
 	if (c->ifname[0] == '\0' || (c->shaped_ifindex == 0 && !limited))
 		return 0;
+	if (c->calls->shape_by_runner)
+		return call_shape_run(c, limited, why, whylen);
 	if (c->calls->shaper == NULL) {
 		snprintf(why, whylen, "no netlink socket for traffic control");
 		return -1;
@@ -427,6 +458,7 @@ call_shape_up(struct call *c)
 static void
 call_unshape(struct call *c)
 {
+	/* A runner takes it off itself (pppd.h). */
 	if (c->shaped_ifindex != 0 && c->calls->shaper != NULL)
 		shaper_clear(c->calls->shaper, c->shaped_ifindex);
 	c->shaped_ifindex = 0;
@@ -1251,7 +1283,8 @@ call_take_ifname(struct call *c, const struct report_msg *m)
 	if (strcmp(c->ifname, ifname) != 0)
 		call_unshape(c);
 	if (strlen(ifname) >= sizeof(c->ifname) || !mss_ifname_ok(ifname)) {
-		if (c->calls->mss != NULL || c->rate_down || c->rate_up)
+		if (c->calls->mss != NULL || c->calls->mss_by_runner ||
+		    c->rate_down || c->rate_up)
 			log_msg(LOG_WARNING, "call %u/%u %s: user %s: no TCP MSS "
 			    "clamping or rate: the report names interface '%.32s', "
 			    "not one we take", c->id, c->peer_id,

@@ -14,6 +14,7 @@
 #include "pptpd/pppd.h"
 #include "pptpd/loop.h"
 #include "pptpd/mss.h"
+#include "pptpd/shaper.h"
 #include "proto/seq.h"
 #include "proto/report.h"
 
@@ -87,9 +88,12 @@ struct calls {
 	int                kernel_path;   /* calls use the kernel's PPTP channel */
 	struct kguard     *guard;     /* its GRE guard; NULL when off */
 	struct mss        *mss;       /* TCP MSS clamping; NULL when off */
+	int                mss_by_runner;   /* on, and the runner clamps */
 	struct pool6      *pool6;     /* ipv6-prefix-pool; NULL: no IPv6 */
 	struct nd         *nd;        /* its routes and advertisements */
 	struct shaper     *shaper;    /* per-user rates; NULL: none can be set */
+	int                shape_by_runner;   /* ... but the runner sets them */
+	struct shaper_stats runner_rates;     /* what it set (metrics) */
 	/* Who starts and signals pppd: NULL, this process; else the
 	 * monitor, through its link (monlink.h, privsep). */
 	const struct pppd_runner *runner;

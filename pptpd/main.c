@@ -375,9 +375,13 @@ reload(void *arg, char *err, size_t errlen)
 	/* The monitor starts pppd from its own copy of the files: it reads
 	 * them once the server has taken them, with the same checks, so it
 	 * refuses only a file changed again in between. */
-	if (r->ml != NULL && monlink_reload(r->ml, err, errlen) < 0)
-		log_msg(LOG_ERR, "reload: the monitor kept its configuration "
-		    "(%s): pppd may start with the one before", err);
+	if (r->ml != NULL) {
+		if (monlink_reload(r->ml, err, errlen) < 0)
+			log_msg(LOG_ERR, "reload: the monitor kept its "
+			    "configuration (%s): pppd may start with the one "
+			    "before", err);
+		server_monitor_reloaded(r->s);
+	}
 	for (size_t i = 0; i < next.nwarnings; i++)
 		log_msg(LOG_WARNING, "%s", next.warnings[i]);
 	/* s->conf points at *r->conf: it now holds the new settings. */
@@ -484,6 +488,8 @@ privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
 		struct monitor_env env = { .conf = r->conf, .worker = w,
 			.sock = sv[0], .reload = monitor_reload, .reload_arg = r };
 		server_datapath(r->s, &env.kernel_path, &env.guarded);
+		env.clamping = server_clamping(r->s);
+		env.shaping = server_shaping(r->s);
 		monitor_close_others(sv[0], pid_fd, r);
 		log_msg(LOG_NOTICE, "monitor: the worker is pid %d", (int)w);
 		*rc = monitor_run(&env);

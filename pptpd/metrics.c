@@ -223,6 +223,8 @@ render_rates(FILE *f, const struct metrics_env *s)
 
 	if (s->calls->shaper != NULL)
 		shaper_stats(s->calls->shaper, &st);
+	else if (s->calls->shape_by_runner)
+		st = s->calls->runner_rates;
 	TAILQ_FOREACH(c, &s->calls->list, s_entry)
 		limited += c->shaped_ifindex != 0;
 	sample(f, "pptpd_rate_limited_sessions", "gauge", "Sessions whose rate "

@@ -2,6 +2,8 @@
  * socket and a signalfd; no parse of anything but proto/monitor.h's
  * records, which mon_recv has already checked for shape. */
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <net/if_arp.h>
 #include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -21,8 +24,10 @@
 #include "pptpd/kguard.h"
 #include "pptpd/log.h"
 #include "pptpd/monitor.h"
+#include "pptpd/mss.h"
 #include "pptpd/pool.h"
 #include "pptpd/pppd.h"
+#include "pptpd/shaper.h"
 #include "proto/monitor.h"
 #include "proto/msg.h"
 
@@ -39,6 +44,9 @@ struct mcall {
 	struct in_addr remote;       /* INADDR_ANY: pppd picks */
 	struct in_addr client;       /* read from the control connection */
 	int            guarded;      /* in the GRE guard's map */
+	char           ifname[MON_IFNAME];   /* in the MSS table, when clamped */
+	int            clamped;
+	unsigned       shaped;       /* the interface index with its rate */
 };
 
 struct monitor {
@@ -50,6 +58,9 @@ struct monitor {
 	struct pool       *pool;     /* remote addresses taken by live calls */
 	int                kernel_path;
 	struct kguard     *guard;    /* NULL: engine path, or unguarded */
+	struct mss        *mss;      /* NULL: no TCP MSS clamping */
+	struct shaper     *shaper;   /* NULL: no rate can be set */
+	int                mss_setting;   /* the tcp-mss-adjust it was made for */
 	struct mcall      *calls;
 	size_t             ncalls, cap;
 	uint64_t           grace_end;   /* 0: not ending */
@@ -276,8 +287,9 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 		pid = pppd_start(m->conf, &in, ksock, report, &pty, &why);
 	if (ksock >= 0)
 		close(ksock);   /* pppd's now, or nobody's */
-	struct mcall c = { in.call_id, in.peer_call_id, pid, in.remote,
-		in.client, guarded };
+	struct mcall c = { .id = in.call_id, .peer_id = in.peer_call_id,
+		.pid = pid, .remote = in.remote, .client = in.client,
+		.guarded = guarded };
 	if (pid < 0) {
 		monitor_unguard(m, &c, 0);
 		if (!refused && m->pool != NULL)
@@ -323,6 +335,161 @@ monitor_call_hangup(struct monitor *m, const struct mon_msg *r)
 	monitor_result(m, r->seq, MON_OK, "");
 }
 
+/* The table of tcp-mss-adjust, made as the configuration says (as the
+ * server did at startup: `clamping` says it could). */
+static void
+monitor_mss_open(struct monitor *m, int clamping)
+{
+	const struct conf *conf = m->conf;
+	char why[256];
+
+	m->mss_setting = conf->tcp_mss_adjust;
+	if (!clamping || conf->tcp_mss_adjust == CONF_MSS_OFF || conf->noplugin)
+		return;
+	m->mss = mss_open(conf->tcp_mss_adjust == CONF_MSS_FROM_MTU ? 0 :
+	    conf->tcp_mss_adjust, why, sizeof(why));
+	if (m->mss == NULL)
+		log_msg(LOG_WARNING, "monitor: TCP MSS clamping off: cannot make "
+		    "nftables table inet %s: %s", MSS_TABLE, why);
+}
+
+/* The netlink socket for per-user rates (the server opened one at
+ * startup: `shaping` says it could). */
+static void
+monitor_shaper_open(struct monitor *m, int shaping)
+{
+	char why[128];
+	if (shaping && (m->shaper = shaper_open(why, sizeof(why))) == NULL)
+		log_msg(LOG_WARNING, "monitor: rate limits cannot be set: %s", why);
+}
+
+/* A reload changed tcp-mss-adjust: the table is made anew, empty; the
+ * worker puts its sessions' interfaces back (CALL_IFACE again). */
+static void
+monitor_mss_reload(struct monitor *m)
+{
+	if (m->conf->tcp_mss_adjust == m->mss_setting)
+		return;
+	mss_close(m->mss);
+	m->mss = NULL;
+	for (size_t i = 0; i < m->ncalls; i++)
+		m->calls[i].clamped = 0;
+	monitor_mss_open(m, 1);
+}
+
+/* A ppp interface, as a session's is: the worker must not have SYNs on
+ * the server's other interfaces rewritten. */
+static int
+monitor_is_ppp(const char *ifname)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ok;
+
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ok = ioctl(fd, SIOCGIFHWADDR, &ifr) == 0 &&
+	    ifr.ifr_hwaddr.sa_family == ARPHRD_PPP;
+	close(fd);
+	return ok;
+}
+
+/* A request about a call's interface refused: answered, logged. */
+static void
+monitor_iface_refuse(struct monitor *m, const struct mon_msg *r,
+    uint16_t id, const char *why)
+{
+	log_rl(&m->rl, monitor_now(), LOG_WARNING, "monitor: %s from the "
+	    "worker (pid %d) for call %u refused: %s", mon_type_name(r->type),
+	    (int)m->worker, id, why);
+	monitor_result(m, r->seq, MON_ERR_REFUSED, why);
+}
+
+/* The live call a CALL_IFACE or CALL_RATE names, when `name` is a ppp
+ * interface; else NULL, refused. */
+static struct mcall *
+monitor_iface_call(struct monitor *m, const struct mon_msg *r, uint16_t id,
+    const char *name)
+{
+	struct mcall *c = monitor_call(m, id);
+
+	if (c == NULL)
+		monitor_iface_refuse(m, r, id, "no such call");
+	else if (!mss_ifname_ok(name) || !monitor_is_ppp(name)) {
+		monitor_iface_refuse(m, r, id, "not a ppp interface");
+		c = NULL;
+	}
+	return c;
+}
+
+/* CALL_IFACE: the call's interface into the clamping table (its former
+ * one out). Answered CALL_CLAMPED, or RESULT with why not. */
+static void
+monitor_call_iface(struct monitor *m, const struct mon_msg *r)
+{
+	const char *name = r->u.call_iface.ifname;
+	struct mcall *c = monitor_iface_call(m, r, r->u.call_iface.call_id, name);
+	struct mon_msg a = { .type = MON_CALL_CLAMPED, .seq = r->seq };
+	char why[256];
+	unsigned mss4 = 0;
+
+	if (c == NULL)
+		return;
+	if (m->mss == NULL) {
+		monitor_result(m, r->seq, MON_ERR_FAILED, "TCP MSS clamping is off");
+		return;
+	}
+	if (c->clamped && strcmp(c->ifname, name) != 0)
+		mss_del(m->mss, c->ifname, c->id);
+	c->clamped = 0;
+	if (mss_add(m->mss, name, c->id, &mss4, why, sizeof(why)) < 0) {
+		monitor_result(m, r->seq, MON_ERR_FAILED, why);
+		return;
+	}
+	snprintf(c->ifname, sizeof(c->ifname), "%s", name);
+	c->clamped = 1;
+	a.u.call_clamped.call_id = c->id;
+	a.u.call_clamped.mss = (uint16_t)mss4;
+	monitor_send(m, &a);
+}
+
+/* CALL_RATE: the user's rate on the call's interface (a change replaces
+ * it, 0/0 takes it off; an interface the call no longer names is freed
+ * of it first). Answered RESULT. */
+static void
+monitor_call_rate(struct monitor *m, const struct mon_msg *r)
+{
+	const char *name = r->u.call_rate.ifname;
+	struct mcall *c = monitor_iface_call(m, r, r->u.call_rate.call_id, name);
+	uint64_t down = r->u.call_rate.down, up = r->u.call_rate.up;
+	char why[160];
+	unsigned ix;
+
+	if (c == NULL)
+		return;
+	if (!shaper_rate_ok(down) || !shaper_rate_ok(up)) {
+		monitor_iface_refuse(m, r, c->id, "a rate out of bounds");
+		return;
+	}
+	if (m->shaper == NULL) {
+		monitor_result(m, r->seq, MON_ERR_FAILED, "no netlink socket for "
+		    "traffic control");
+		return;
+	}
+	ix = if_nametoindex(name);
+	if (c->shaped != 0 && c->shaped != ix) {
+		shaper_clear(m->shaper, c->shaped);
+		c->shaped = 0;
+	}
+	if ((ix = shaper_set(m->shaper, name, down, up, why, sizeof(why))) == 0) {
+		monitor_result(m, r->seq, MON_ERR_FAILED, why);
+		return;
+	}
+	c->shaped = down != 0 || up != 0 ? ix : 0;
+	monitor_result(m, r->seq, MON_OK, "");
+}
+
 static void
 monitor_admin(struct monitor *m, const struct mon_msg *r)
 {
@@ -338,6 +505,7 @@ monitor_admin(struct monitor *m, const struct mon_msg *r)
 		return;
 	}
 	monitor_pool_build(m);
+	monitor_mss_reload(m);
 	monitor_result(m, r->seq, MON_OK, "");
 }
 
@@ -370,6 +538,10 @@ monitor_request(struct monitor *m)
 		monitor_call_start(m, &r);
 	} else if (r.type == MON_CALL_HANGUP) {
 		monitor_call_hangup(m, &r);
+	} else if (r.type == MON_CALL_IFACE) {
+		monitor_call_iface(m, &r);
+	} else if (r.type == MON_CALL_RATE) {
+		monitor_call_rate(m, &r);
 	} else if (r.type == MON_ADMIN) {
 		monitor_admin(m, &r);
 	} else {
@@ -389,6 +561,10 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 		if (m->pool != NULL && c->remote.s_addr != INADDR_ANY)
 			pool_release(m->pool, c->remote);
 		monitor_unguard(m, c, 1);   /* pppd, and its channel, are gone */
+		if (c->clamped)
+			mss_del(m->mss, c->ifname, c->id);
+		if (c->shaped)
+			shaper_clear(m->shaper, c->shaped);
 		if (m->worker_status < 0) {
 			struct mon_msg e = { .type = MON_CHILD_EXIT };
 			e.u.child_exit.call_id = c->id;
@@ -503,6 +679,8 @@ monitor_run(const struct monitor_env *env)
 		return 1;
 	}
 	monitor_pool_build(&m);
+	monitor_mss_open(&m, env->clamping);
+	monitor_shaper_open(&m, env->shaping);
 	monitor_reap(&m);   /* a SIGCHLD before the signalfd */
 	while (m.worker_status < 0 || m.ncalls > 0) {
 		struct pollfd p[2] = { { m.sigfd, POLLIN, 0 },
@@ -531,6 +709,8 @@ monitor_run(const struct monitor_env *env)
 	}
 	close(m.sigfd);
 	kguard_close(m.guard);
+	mss_close(m.mss);   /* after the calls: their elements go with it */
+	shaper_close(m.shaper);
 	pool_free(m.pool);
 	free(m.calls);
 	return monitor_status(&m);

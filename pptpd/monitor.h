@@ -7,9 +7,11 @@
  * control connection's socket, its Call ID and remote address must be free
  * among the pppd it started, its descriptors must be what the type says.
  *
- * This step of the design: the monitor starts, signals and reaps pppd, and
- * on the kernel data path opens each call's PPTP channel and keeps the GRE
- * guard; the worker still runs as root and does the rest. When the worker
+ * This step of the design: the monitor starts, signals and reaps pppd, on
+ * the kernel data path opens each call's PPTP channel and keeps the GRE
+ * guard, keeps the TCP MSS clamping table and sets the per-user rates (on
+ * the interface the worker names, which must be a ppp interface); the
+ * worker still runs as root and does the rest. When the worker
  * exits, the monitor ends the sessions it has left (SIGTERM, then SIGKILL
  * after a grace) and exits with the worker's status (1 when it was killed).
  */
@@ -37,6 +39,10 @@ struct monitor_env {
 	int                guarded;       /* ... with its GRE guard, which
 	                                     the monitor loads again, as its
 	                                     own, before its first request */
+	int                clamping;      /* startup made the TCP MSS table,
+	                                     which the monitor makes again */
+	int                shaping;       /* startup could open traffic
+	                                     control's netlink socket */
 	monitor_reload_fn  reload;
 	void              *reload_arg;
 };

@@ -200,6 +200,59 @@ monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig)
 	/* A refusal is a pppd reaped a moment ago: its exit is on its way. */
 }
 
+/* A request about a call whose answer is `want` (RESULT: with MON_OK).
+ * 0, or -1 with why set (the monitor's text for a refusal). */
+static int
+monlink_call_request(struct monlink *ml, struct mon_msg *r, struct mon_msg *a,
+    enum mon_type want, char *why, size_t whylen)
+{
+	const char *reason = NULL;
+
+	if (monlink_request(ml, r, a, &reason) < 0) {
+		snprintf(why, whylen, "%s", reason);
+		return -1;
+	}
+	if (a->type == want && (want != MON_RESULT || a->u.result.status == MON_OK))
+		return 0;
+	snprintf(why, whylen, "the monitor: %s", a->type == MON_RESULT ?
+	    a->u.result.text : "no answer to the request");
+	mon_close_fds(a);
+	return -1;
+}
+
+static int
+monlink_clamp(void *arg, uint16_t call_id, const char *ifname, unsigned *mss,
+    char *why, size_t whylen)
+{
+	struct mon_msg r = { .type = MON_CALL_IFACE }, a;
+
+	r.u.call_iface.call_id = call_id;
+	snprintf(r.u.call_iface.ifname, sizeof(r.u.call_iface.ifname), "%s",
+	    ifname);
+	if (monlink_call_request(arg, &r, &a, MON_CALL_CLAMPED, why, whylen) < 0)
+		return -1;
+	if (a.u.call_clamped.call_id != call_id) {
+		snprintf(why, whylen, "the monitor answered for another call");
+		return -1;
+	}
+	*mss = a.u.call_clamped.mss;
+	return 0;
+}
+
+static int
+monlink_shape(void *arg, uint16_t call_id, const char *ifname, uint64_t down,
+    uint64_t up, char *why, size_t whylen)
+{
+	struct mon_msg r = { .type = MON_CALL_RATE }, a;
+
+	r.u.call_rate.call_id = call_id;
+	r.u.call_rate.down = down;
+	r.u.call_rate.up = up;
+	snprintf(r.u.call_rate.ifname, sizeof(r.u.call_rate.ifname), "%s",
+	    ifname);
+	return monlink_call_request(arg, &r, &a, MON_RESULT, why, whylen);
+}
+
 static void
 monlink_ready(void *arg, uint32_t events)
 {
@@ -257,7 +310,8 @@ monlink_new(struct loop *loop, int sock, const struct monlink_events *ev,
 	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
 	ml->ev = *ev;
 	ml->lf.fd = -1;
-	ml->runner = (struct pppd_runner){ monlink_start, monlink_signal, ml };
+	ml->runner = (struct pppd_runner){ monlink_start, monlink_signal,
+		monlink_clamp, monlink_shape, ml };
 	ratelimit_init(&ml->rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
 	ml->ev.gone = monlink_ignore;   /* no loop yet: the error says it */
 	if (monlink_request(ml, &r, &a, &why) < 0 || a.type != MON_WELCOME) {

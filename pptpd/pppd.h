@@ -62,15 +62,25 @@ pid_t pppd_start(const struct conf *conf, const struct pppd_args *in,
     int sock, int report, int *pty, const char **reason);
 
 /* Who starts and signals a call's pppd, when it is not this process
- * (pptpd/monlink.h: the monitor does, for an unprivileged worker).
+ * (pptpd/monlink.h: the monitor does, for an unprivileged worker), and
+ * does for the call what needs root.
  * start: as pppd_start, with `tcp`, the call's control connection, from
  * which the monitor reads the addresses itself; on the kernel path `sock`
  * is -1: the runner opens the channel (and guards it). signal: `sig` for
- * the pppd of call `call_id` (pid `pid`). */
+ * the pppd of call `call_id` (pid `pid`). clamp: the TCP MSS on the call's
+ * interface `ifname` (mss.h), *mss the IPv4 value; 0, or -1 with why set.
+ * shape: the call's rate on `ifname` (shaper.h's shaper_set: `down` and
+ * `up` bits/s, 0 none that way); 0, or -1 with why set. The runner takes
+ * the interface out of its table, and its rate off it, when pppd is
+ * reaped or the call names another one. */
 struct pppd_runner {
 	pid_t (*start)(void *arg, const struct pppd_args *in, int tcp, int sock,
 	    int report, int *pty, const char **reason);
 	void  (*signal)(void *arg, uint16_t call_id, pid_t pid, int sig);
+	int   (*clamp)(void *arg, uint16_t call_id, const char *ifname,
+	    unsigned *mss, char *why, size_t whylen);
+	int   (*shape)(void *arg, uint16_t call_id, const char *ifname,
+	    uint64_t down, uint64_t up, char *why, size_t whylen);
 	void  *arg;
 };
 

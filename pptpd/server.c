@@ -574,14 +574,44 @@ server_datapath(const struct server *s, int *kernel_path, int *guarded)
 	*guarded = s->calls.guard != NULL;
 }
 
+int
+server_clamping(const struct server *s)
+{
+	return s->calls.mss != NULL;
+}
+
+int
+server_shaping(const struct server *s)
+{
+	return s->calls.shaper != NULL;
+}
+
+void
+server_monitor_reloaded(struct server *s)
+{
+	struct call *c;
+	if (!s->mss_renew)
+		return;
+	s->mss_renew = 0;
+	TAILQ_FOREACH(c, &s->calls.list, s_entry)
+		call_mss_renew(c);
+}
+
 void
 server_set_runner(struct server *s, const struct pppd_runner *runner,
     pid_t monitor)
 {
 	s->calls.runner = runner;
-	/* The runner opens the kernel path's channels and guards them. */
+	/* The runner opens the kernel path's channels and guards them, and
+	 * keeps the MSS clamping table. */
 	kguard_forget(s->calls.guard);
 	s->calls.guard = NULL;
+	s->calls.mss_by_runner = s->calls.mss != NULL;
+	mss_forget(s->calls.mss);
+	s->calls.mss = NULL;
+	s->calls.shape_by_runner = s->calls.shaper != NULL;
+	shaper_close(s->calls.shaper);   /* no link is shaped yet */
+	s->calls.shaper = NULL;
 	notify_as(&s->notify, monitor);
 }
 
@@ -774,6 +804,15 @@ server_mss_reload(struct server *s, const struct conf *next)
 
 	if (s->conf->tcp_mss_adjust == next->tcp_mss_adjust)
 		return;
+	if (s->calls.runner != NULL) {
+		/* The runner's table is made anew at the monitor's reload,
+		 * which comes after this one: the sessions are put back in
+		 * it then (server_monitor_reloaded). */
+		s->calls.mss_by_runner = next->tcp_mss_adjust != CONF_MSS_OFF &&
+		    !next->noplugin;
+		s->mss_renew = 1;
+		return;
+	}
 	mss_close(s->calls.mss);
 	s->calls.mss = NULL;
 	server_mss_open(s, next);

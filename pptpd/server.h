@@ -38,6 +38,8 @@ struct server {
 	                                * the GRE guard are its handles */
 	struct clients    *clients;    /* per client address (client.h) */
 	int                stopping;
+	int                mss_renew;  /* put the sessions back into the
+	                                * monitor's table at its reload */
 	struct loop_timer  stop_timer; /* stop-timeout */
 	struct ratelimit   rl_accept;  /* refused connections */
 	struct ratelimit   rl_input;   /* rejected control input (ctrl.c, call.c) */
@@ -73,6 +75,14 @@ void server_child_exited(struct server *s, uint16_t call_id, pid_t pid,
 struct pppd_runner;
 /* What startup chose: the kernel's PPTP channel, and with its guard. */
 void server_datapath(const struct server *s, int *kernel_path, int *guarded);
+/* Startup made the TCP MSS clamping table (the monitor makes its own). */
+int server_clamping(const struct server *s);
+/* Startup could open the netlink socket for rates (the monitor opens its
+ * own). */
+int server_shaping(const struct server *s);
+/* Under privsep: the monitor has reloaded too (or tried): the sessions'
+ * interfaces go back into its clamping table if tcp-mss-adjust changed. */
+void server_monitor_reloaded(struct server *s);
 void server_set_runner(struct server *s, const struct pppd_runner *runner,
     pid_t monitor);
 /* SIGUSR1: one log line with connections, calls and the pool. */

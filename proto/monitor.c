@@ -37,6 +37,8 @@ static const struct {
 	[MON_CALL_REAP]    = { "call-reap", 4, 0, MON_FROM_WORKER },
 	[MON_ADMIN]        = { "admin", 4, 0, MON_FROM_WORKER },
 	[MON_RESULT]       = { "result", 4 + MON_TEXT, 0, MON_FROM_MONITOR },
+	[MON_CALL_CLAMPED] = { "call-clamped", 4, 0, MON_FROM_MONITOR },
+	[MON_CALL_RATE]    = { "call-rate", 20 + MON_IFNAME, 0, MON_FROM_WORKER },
 };
 
 _Static_assert(4 + MON_TEXT <= MON_MAX_BODY, "MON_MAX_BODY holds every body");
@@ -144,6 +146,17 @@ mon_fields_check(const struct mon_msg *m, int wire)
 		if (m->u.call_reap.call_id == 0)
 			return "call ID 0";
 		break;
+	case MON_CALL_CLAMPED:
+		if (m->u.call_clamped.call_id == 0 || m->u.call_clamped.mss == 0)
+			return "call ID or MSS 0";
+		break;
+	case MON_CALL_RATE:
+		if (m->u.call_rate.call_id == 0)
+			return "call ID 0";
+		if (!mon_text_ok(m->u.call_rate.ifname, MON_IFNAME, wire) ||
+		    m->u.call_rate.ifname[0] == '\0')
+			return "interface name not a printable string";
+		break;
 	case MON_ADMIN:
 		if (m->u.admin.what < MON_ADMIN_RELOAD ||
 		    m->u.admin.what > MON_ADMIN_UPGRADE)
@@ -225,6 +238,17 @@ mon_body_put(const struct mon_msg *m, uint8_t *b)
 	case MON_RESULT:
 		be32_put(b, (uint32_t)m->u.result.status);
 		mon_text_put(b + 4, m->u.result.text, MON_TEXT);
+		break;
+	case MON_CALL_CLAMPED:
+		be16_put(b, m->u.call_clamped.call_id);
+		be16_put(b + 2, m->u.call_clamped.mss);
+		break;
+	case MON_CALL_RATE:
+		be16_put(b, m->u.call_rate.call_id);
+		be16_put(b + 2, 0);
+		be64_put(b + 4, m->u.call_rate.down);
+		be64_put(b + 12, m->u.call_rate.up);
+		mon_text_put(b + 20, m->u.call_rate.ifname, MON_IFNAME);
 		break;
 	}
 }
@@ -309,6 +333,16 @@ mon_body_get(struct mon_msg *m, const uint8_t *b)
 		m->u.result.status = (int32_t)be32_get(b);
 		mon_text_get(m->u.result.text, b + 4, MON_TEXT);
 		break;
+	case MON_CALL_CLAMPED:
+		m->u.call_clamped.call_id = be16_get(b);
+		m->u.call_clamped.mss = be16_get(b + 2);
+		break;
+	case MON_CALL_RATE:
+		m->u.call_rate.call_id = be16_get(b);
+		m->u.call_rate.down = be64_get(b + 4);
+		m->u.call_rate.up = be64_get(b + 12);
+		mon_text_get(m->u.call_rate.ifname, b + 20, MON_IFNAME);
+		break;
 	}
 }
 
@@ -325,6 +359,7 @@ mon_reserved_zero(enum mon_type type, const uint8_t *b)
 	case MON_CHILD_EXIT:
 	case MON_CALL_REAP:
 	case MON_ADMIN:
+	case MON_CALL_RATE:
 		return be16_get(b + 2) == 0;
 	case MON_CALL_START:
 		return be16_get(b + 6) == 0;

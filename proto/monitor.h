@@ -53,7 +53,10 @@
  *   CALL_HANGUP    W  u16 call id  u8 cause (report.h's REPORT_CAUSE_*)
  *                     u8 how (MON_HANGUP_*)          fds 0
  *   CALL_IFACE     W  u16 call id  u16 0  char ifname[MON_IFNAME]: the
- *                     plugin reported the session's interface (MSS)
+ *                     plugin reported the session's interface: clamp the
+ *                     TCP MSS of SYNs crossing it (pptpd.conf's
+ *                     tcp-mss-adjust); answered CALL_CLAMPED, or RESULT
+ *                     with an error
  *   CHILD_EXIT     M  u16 call id  u16 0  u32 pid  i32 wait status: pppd
  *                     exited, not reaped yet; its reports can still be
  *                     read                           fds 0
@@ -63,7 +66,13 @@
  *                     reload, shutdown or upgrade, asked through the worker
  *   RESULT         M  i32 status (0 ok, else a MON_ERR_*)  char text[MON_TEXT]
  *                     fds 0: the answer to CONN_DROP, CALL_HANGUP,
- *                     CALL_IFACE, CALL_REAP and ADMIN
+ *                     CALL_REAP and ADMIN, and a refused CALL_IFACE
+ *   CALL_CLAMPED   M  u16 call id  u16 mss (the IPv4 value, not 0): the
+ *                     interface is in the clamping table  fds 0
+ *   CALL_RATE      W  u16 call id  u16 0  u64 down  u64 up (bits/s; 0: no
+ *                     limit that way)  char ifname[MON_IFNAME]: set the
+ *                     user's rate on the session's interface (IPCP up, or
+ *                     a CoA-Request); answered RESULT  fds 0
  */
 #ifndef PROTO_MONITOR_H
 #define PROTO_MONITOR_H
@@ -77,7 +86,7 @@
 #define MON_TEXT         128           /* reasons and results, NUL included */
 #define MON_IFNAME       16            /* IFNAMSIZ, NUL included */
 #define MON_MAX_FDS      2
-#define MON_MAX_BODY     (4 + MON_TEXT)
+#define MON_MAX_BODY     (4 + MON_TEXT)   /* the longest: RESULT's */
 #define MON_MAX_LEN      (MON_HDR_LEN + MON_MAX_BODY)
 
 enum mon_type {
@@ -95,7 +104,9 @@ enum mon_type {
 	MON_CALL_REAP,
 	MON_ADMIN,
 	MON_RESULT,
-	MON_TYPE_MAX = MON_RESULT,
+	MON_CALL_CLAMPED,
+	MON_CALL_RATE,
+	MON_TYPE_MAX = MON_CALL_RATE,
 };
 
 /* CALL_START and CALL_STARTED flags */
@@ -157,6 +168,12 @@ struct mon_msg {
 			int32_t status;
 			char    text[MON_TEXT];
 		} result;
+		struct { uint16_t call_id, mss; } call_clamped;
+		struct {
+			uint16_t call_id;
+			uint64_t down, up;
+			char     ifname[MON_IFNAME];
+		} call_rate;
 	} u;
 	int           fds[MON_MAX_FDS];
 	unsigned      nfds;

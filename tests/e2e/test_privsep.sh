@@ -46,9 +46,16 @@ holds_bpf() {
 	return 1
 }
 
-# guard_attached: an eBPF filter at the server's br0 ingress.
-guard_attached() {
-	tc -n "$NS_SRV" filter show dev br0 ingress 2>/dev/null | grep -q bpf
+# guard_state: "attached" when the guard's eBPF filter is at the server's
+# br0 ingress, "detached" when not, "unknown" when tc cannot say (read
+# whole first: grep -q would end the pipe early, and pipefail fail it).
+guard_state() {
+	local out
+	out=$(tc -n "$NS_SRV" filter show dev br0 ingress 2>&1) || { echo unknown; return; }
+	case "$out" in
+	*kguard*) echo attached ;;
+	*) echo detached ;;
+	esac
 }
 
 # wait_gone PID [TENTHS]: until PID is gone (10 s).
@@ -76,10 +83,10 @@ check "the worker holds the listener" holds_listener "$worker"
 check "the monitor does not (it closed what the server opened)" \
 	eval '! holds_listener '"$mon"
 if [ "$DATAPATH" = kernel ]; then
-	check "the GRE guard is attached at br0's ingress" guard_attached
+	check "the GRE guard is attached at br0's ingress" test "$(guard_state)" = attached
 	check "the monitor holds the guard's eBPF map" holds_bpf "$mon"
 	check "the worker does not (it let go of what it loaded before the fork)" \
-		eval '! holds_bpf '"$worker"
+		eval 'proc_alive '"$worker"' && ! holds_bpf '"$worker"
 fi
 
 # ---- a session through the worker, pppd the monitor's
@@ -90,6 +97,14 @@ assert_log_contains "$E2E_SERVER_LOG" "session start: call [0-9]+/[0-9]+ user al
 assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 10 "10 pings through the tunnel, no loss"
 kid=$(server_pppds | head -n 1)
 check "pppd (pid $kid) is the monitor's child" test "$(ppid_of "$kid")" = "$mon"
+# tcp-mss-adjust yes (the default): the worker names the interface, the
+# monitor, which checks it is a ppp interface of a call it started, clamps
+wait_for_log "$E2E_SERVER_LOG" "user alice: TCP MSS clamped to [0-9]+ on ppp[0-9]+" 10 || true
+sif=$(sed -n 's/.*user alice: TCP MSS clamped to [0-9]* on \(ppp[0-9]*\)$/\1/p' "$E2E_SERVER_LOG" | tail -n 1)
+check "the worker logs alice's interface ($sif) clamped, the MSS the monitor's answer" \
+	test -n "$sif"
+check "the monitor's table inet pptpd has $sif in its map" \
+	eval "ip netns exec $NS_SRV nft list map inet pptpd mss4 | grep -q '\"$sif\" :'"
 check "the worker has no child of its own" test -z "$(children "$worker")"
 if [ "$DATAPATH" = kernel ]; then
 	check "server pppd $kid has no pty, and pptpd-kernel on its command line" \
@@ -130,7 +145,7 @@ check "SIGTERM: the worker is gone too" eval '! proc_alive '"$worker"
 check "SIGTERM: the pid file is removed" test ! -e "$E2E_DIR/pptpd.pid"
 check "SIGTERM: alice's client was hung up" wait_gone "$cpid" 150
 if [ "$DATAPATH" = kernel ]; then
-	check "SIGTERM: the monitor detached the GRE guard" eval '! guard_attached'
+	check "SIGTERM: the monitor detached the GRE guard" test "$(guard_state)" = detached
 fi
 
 # ---- the worker killed: the monitor ends what it left, exits 1
@@ -151,7 +166,7 @@ check "worker killed: the session's pppd is ended, not left behind" \
 	eval '! proc_alive '"$kid"
 check "worker killed: alice's client sees the session end" wait_gone "$cpid" 150
 if [ "$DATAPATH" = kernel ]; then
-	check "worker killed: the monitor detached the GRE guard" eval '! guard_attached'
+	check "worker killed: the monitor detached the GRE guard" test "$(guard_state)" = detached
 fi
 rm -f "$E2E_DIR/server.pid"
 

@@ -69,6 +69,16 @@ sample(enum mon_type t)
 		m.u.result.status = MON_ERR_REFUSED;
 		snprintf(m.u.result.text, MON_TEXT, "call 4660 is not yours");
 		break;
+	case MON_CALL_CLAMPED:
+		m.u.call_clamped.call_id = 0x1234;
+		m.u.call_clamped.mss = 1360;
+		break;
+	case MON_CALL_RATE:
+		m.u.call_rate.call_id = 0x1234;
+		m.u.call_rate.down = 10000000000ULL;   /* above 32 bits */
+		m.u.call_rate.up = 512000;
+		snprintf(m.u.call_rate.ifname, MON_IFNAME, "ppp7");
+		break;
 	default: break;
 	}
 	m.nfds = (unsigned)mon_fds_of(&m);
@@ -182,6 +192,9 @@ test_bad_fields_refused(void **state)
 	n = encoded(MON_RESULT, buf);
 	be32_put(buf + MON_HDR_LEN, 3);
 	refused(buf, n, NULL, 0, "unknown status");
+	n = encoded(MON_CALL_CLAMPED, buf);
+	be16_put(buf + MON_HDR_LEN + 2, 0);
+	refused(buf, n, NULL, 0, "call ID or MSS 0");
 }
 
 static void

@@ -124,6 +124,19 @@ ask(struct mon_msg *m)
 	return a;
 }
 
+/* A pppd started for call `id` at `remote`: the answer. *conn and *c are
+ * the connection's two ends, u its report channel's. */
+static struct mon_msg
+started(uint16_t id, const char *remote, int *conn, int *c, int u[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
+	*conn = conn_1723(c);
+	struct mon_msg m = call_start(id, remote, MON_CALL_REPORTS, *conn, u[1]);
+	struct mon_msg a = ask(&m);
+	assert_int_equal(a.type, MON_CALL_STARTED);
+	return a;
+}
+
 /* A CALL_START that must be refused with `reason`, logged. */
 static void
 start_refused(struct mon_msg *m, const char *reason)
@@ -333,13 +346,10 @@ test_kernel_channel_is_the_monitors(void **state)
 static void
 test_call_lifecycle(void **state)
 {
-	int c, u[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
-	int conn = conn_1723(&c);
+	int c, u[2], conn;
+	struct mon_msg a = started(0x1234, "198.19.0.10", &conn, &c, u);
 	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
-	    conn, u[1]);
-	struct mon_msg a = ask(&m);
-	assert_int_equal(a.type, MON_CALL_STARTED);
+	    conn, u[1]);   /* the same start again, below */
 	assert_int_equal(a.u.call_started.call_id, 0x1234);
 	assert_int_equal(a.nfds, 1);   /* the pty master */
 	pid_t pppd = (pid_t)a.u.call_started.pid;
@@ -408,18 +418,72 @@ test_bad_records_refused(void **state)
 	assert_int_equal(a.type, MON_WELCOME);
 }
 
+/* CALL_IFACE and CALL_RATE: the MSS clamping of an interface and a rate
+ * on it only for a live call of the worker's, and only on a ppp interface
+ * (the worker must not have the SYNs on the server's other interfaces
+ * rewritten, nor their traffic limited); refused and logged. */
+/* `m` (about call `call_id`) refused with `reason`, and logged. */
+static void
+iface_request_refused(struct mon_msg *m, uint16_t call_id, const char *reason)
+{
+	char want[256];
+	struct mon_msg a = ask(m);
+	assert_int_equal(a.type, MON_RESULT);
+	assert_int_equal(a.u.result.status, MON_ERR_REFUSED);
+	assert_string_equal(a.u.result.text, reason);
+	snprintf(want, sizeof(want), "%s from the worker (pid %d) for call %u "
+	    "refused: %s", mon_type_name(m->type), (int)worker_pid, call_id,
+	    reason);
+	for (int i = 0; i < 100 && !log_contains(want); i++)
+		usleep(10000);
+	assert_true(log_contains(want));
+}
+
+static void
+iface_refused(uint16_t call_id, const char *ifname, const char *reason)
+{
+	struct mon_msg m = { .type = MON_CALL_IFACE };
+	m.u.call_iface.call_id = call_id;
+	snprintf(m.u.call_iface.ifname, sizeof(m.u.call_iface.ifname), "%s",
+	    ifname);
+	iface_request_refused(&m, call_id, reason);
+}
+
+static void
+rate_refused(uint16_t call_id, const char *ifname, const char *reason)
+{
+	struct mon_msg m = { .type = MON_CALL_RATE };
+	m.u.call_rate.call_id = call_id;
+	m.u.call_rate.down = 2000000;
+	m.u.call_rate.up = 512000;
+	snprintf(m.u.call_rate.ifname, sizeof(m.u.call_rate.ifname), "%s",
+	    ifname);
+	iface_request_refused(&m, call_id, reason);
+}
+
+static void
+test_iface_refused(void **state)
+{
+	int c, u[2], conn;
+	struct mon_msg a = started(0x2222, "198.19.0.11", &conn, &c, u);
+	iface_refused(0x7777, "ppp0", "no such call");
+	iface_refused(0x2222, "lo", "not a ppp interface");
+	iface_refused(0x2222, "nosuch9", "not a ppp interface");
+	iface_refused(0x2222, "ppp0 x", "not a ppp interface");
+	/* CALL_RATE: the same, for the user's rate */
+	rate_refused(0x7777, "ppp0", "no such call");
+	rate_refused(0x2222, "lo", "not a ppp interface");
+	close(a.fds[0]);
+	close(conn); close(c); close(u[0]); close(u[1]);
+}
+
 /* The worker killed: what it left of the sessions is ended, the monitor
  * exits 1 with a line that says why. */
 static void
 test_worker_killed_ends_sessions(void **state)
 {
-	int c, u[2], st;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
-	int conn = conn_1723(&c);
-	struct mon_msg m = call_start(0x2222, "198.19.0.11", MON_CALL_REPORTS,
-	    conn, u[1]);
-	struct mon_msg a = ask(&m);
-	assert_int_equal(a.type, MON_CALL_STARTED);
+	int c, u[2], st, conn;
+	struct mon_msg a = started(0x2222, "198.19.0.11", &conn, &c, u);
 	pid_t pppd = (pid_t)a.u.call_started.pid;
 	int pty = a.fds[0];   /* held: see test_call_lifecycle */
 	kill(worker_pid, SIGKILL);
@@ -463,6 +527,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_kernel_channel_is_the_monitors,
 		    setup_kernel, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_iface_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_worker_killed_ends_sessions,
 		    setup, teardown),
