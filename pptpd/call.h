@@ -89,6 +89,7 @@ struct calls {
 	struct kguard     *guard;     /* its GRE guard; NULL when off */
 	struct mss        *mss;       /* TCP MSS clamping; NULL when off */
 	int                mss_by_runner;   /* on, and the runner clamps */
+	int                guard_by_runner; /* the runner guards (kernel path) */
 	struct pool6      *pool6;     /* ipv6-prefix-pool; NULL: no IPv6 */
 	struct nd         *nd;        /* its routes and advertisements */
 	struct shaper     *shaper;    /* per-user rates; NULL: none can be set */

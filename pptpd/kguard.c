@@ -275,15 +275,6 @@ kguard_del(struct kguard *g, struct in_addr client, uint16_t call_id,
 }
 
 void
-kguard_forget(struct kguard *g)
-{
-	if (g == NULL)
-		return;
-	bpf_object__close(g->obj);   /* a tc filter holds its own reference */
-	free(g);
-}
-
-void
 kguard_close(struct kguard *g)
 {
 	if (g == NULL)

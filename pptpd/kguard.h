@@ -35,9 +35,4 @@ void kguard_del(struct kguard *g, struct in_addr client, uint16_t call_id,
 /* Detach the program from every interface and unload it. NULL is fine. */
 void kguard_close(struct kguard *g);
 
-/* Let go of this process's copy without detaching it: the attachments
- * are another process's now (a forked one's, which loads its own).
- * NULL is fine. */
-void kguard_forget(struct kguard *g);
-
 #endif

@@ -503,7 +503,7 @@ privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
 		worker_monitor_gone, r };
 	if ((r->ml = monlink_new(loop, sv[1], &ev, err, errlen)) == NULL)
 		return -1;
-	server_set_runner(r->s, monlink_runner(r->ml), getppid());
+	server_set_runner(r->s, monlink_runner(r->ml), monlink_notify, r->ml);
 	return 0;
 }
 

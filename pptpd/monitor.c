@@ -16,6 +16,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "pptpd/log.h"
 #include "pptpd/monitor.h"
 #include "pptpd/mss.h"
+#include "pptpd/notify.h"
 #include "pptpd/pool.h"
 #include "pptpd/pppd.h"
 #include "pptpd/shaper.h"
@@ -395,6 +397,30 @@ monitor_is_ppp(const char *ifname)
 	return ok;
 }
 
+/* The two numbers for one state: the worker's record names notify.h's. */
+_Static_assert(MON_NOTIFY_STATUS == NOTIFY_STATUS &&
+    MON_NOTIFY_READY == NOTIFY_READY &&
+    MON_NOTIFY_RELOADING == NOTIFY_RELOADING &&
+    MON_NOTIFY_STOPPING == NOTIFY_STOPPING, "one numbering of states");
+
+/* NOTIFY: what the worker would tell systemd, worded and sent by the
+ * monitor, the unit's main pid. Only numbers come from the worker. */
+static void
+monitor_notify(struct monitor *m, const struct mon_msg *r)
+{
+	char msg[NOTIFY_MSG_LEN];
+	int rc;
+
+	if (getenv("NOTIFY_SOCKET") != NULL) {
+		notify_message(msg, sizeof(msg), (enum notify_state)r->u.notify.state,
+		    r->u.notify.sessions, r->u.notify.ctrls);
+		if ((rc = sd_notify(0, msg)) < 0)
+			log_rl(&m->rl, monitor_now(), LOG_WARNING, "monitor: "
+			    "sd_notify: %s", strerror(-rc));
+	}
+	monitor_result(m, r->seq, MON_OK, "");
+}
+
 /* A request about a call's interface refused: answered, logged. */
 static void
 monitor_iface_refuse(struct monitor *m, const struct mon_msg *r,
@@ -542,6 +568,8 @@ monitor_request(struct monitor *m)
 		monitor_call_iface(m, &r);
 	} else if (r.type == MON_CALL_RATE) {
 		monitor_call_rate(m, &r);
+	} else if (r.type == MON_NOTIFY) {
+		monitor_notify(m, &r);
 	} else if (r.type == MON_ADMIN) {
 		monitor_admin(m, &r);
 	} else {
@@ -632,10 +660,10 @@ monitor_status(const struct monitor *m)
 	return 1;
 }
 
-/* The guard the server loaded before the fork (the worker's copy is
- * closed, not detached) is loaded again here, as the monitor's: it
- * replaces the first at each interface, and goes when the monitor does.
- * 0, or -1 when it cannot be had: the data path was chosen for it. */
+/* The guard the server loaded (and unloaded) before the fork to choose
+ * the data path is loaded again here, as the monitor's, before its first
+ * request: no call is up before then. It goes when the monitor does. 0,
+ * or -1 when it cannot be had: the data path was chosen for it. */
 static int
 monitor_guard_open(struct monitor *m, int guarded)
 {

@@ -214,8 +214,14 @@ monlink_call_request(struct monlink *ml, struct mon_msg *r, struct mon_msg *a,
 	}
 	if (a->type == want && (want != MON_RESULT || a->u.result.status == MON_OK))
 		return 0;
-	snprintf(why, whylen, "the monitor: %s", a->type == MON_RESULT ?
-	    a->u.result.text : "no answer to the request");
+	/* What failed is said as it is (the kernel's, nftables'); what the
+	 * monitor refused, as its refusal. */
+	if (a->type == MON_RESULT && a->u.result.status == MON_ERR_FAILED)
+		snprintf(why, whylen, "%s", a->u.result.text);
+	else
+		snprintf(why, whylen, "the monitor refused it: %s",
+		    a->type == MON_RESULT ? a->u.result.text :
+		    "no answer to the request");
 	mon_close_fds(a);
 	return -1;
 }
@@ -349,6 +355,22 @@ const struct pppd_runner *
 monlink_runner(struct monlink *ml)
 {
 	return &ml->runner;
+}
+
+void
+monlink_notify(void *arg, enum notify_state state, unsigned sessions,
+    unsigned ctrls)
+{
+	struct monlink *ml = arg;
+	struct mon_msg r = { .type = MON_NOTIFY }, a;
+	char why[MON_TEXT + 16];
+
+	r.u.notify.state = (uint16_t)state;
+	r.u.notify.sessions = sessions;
+	r.u.notify.ctrls = ctrls;
+	if (monlink_call_request(ml, &r, &a, MON_RESULT, why, sizeof(why)) < 0)
+		log_rl(&ml->rl, loop_now(ml->loop), LOG_WARNING, "worker: "
+		    "systemd not told: %s", why);
 }
 
 int

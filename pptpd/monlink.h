@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pptpd/notify.h"
+
 struct loop;
 struct monlink;
 struct pppd_runner;
@@ -30,6 +32,10 @@ struct monlink *monlink_new(struct loop *loop, int sock,
 void monlink_free(struct monlink *ml);
 /* Calls start and signal pppd through this. */
 const struct pppd_runner *monlink_runner(struct monlink *ml);
+/* systemd is to be told `state` (notify.h's relay): the monitor sends
+ * it, as the unit's main pid. `ml` is the link. */
+void monlink_notify(void *ml, enum notify_state state, unsigned sessions,
+    unsigned ctrls);
 /* The monitor re-reads the configuration too (pptpd.conf names pppd and
  * its options). 0, or -1 with err set. */
 int monlink_reload(struct monlink *ml, char *err, size_t errlen);

@@ -297,16 +297,9 @@ mss_close(struct mss *m)
 	    mss_run(m, cmd, why, sizeof(why)) < 0)
 		log_msg(LOG_WARNING, "TCP MSS clamping: cannot delete table inet "
 		    MSS_TABLE ": %s", why);
-	mss_forget(m);
-}
-
-void
-mss_forget(struct mss *m)
-{
-	if (m == NULL)
-		return;
 	nft_ctx_free(m->nft);
 	close(m->sock);
 	free(m->e);
 	free(m);
 }
+

@@ -64,8 +64,5 @@ int mss_add(struct mss *m, const char *ifname, unsigned owner,
 void mss_del(struct mss *m, const char *ifname, unsigned owner);
 /* Deletes the table. NULL is fine. */
 void mss_close(struct mss *m);
-/* Lets go of this process's handle and leaves the table: it is another
- * process's now (a forked one's, which makes its own). NULL is fine. */
-void mss_forget(struct mss *m);
 
 #endif

@@ -9,8 +9,6 @@
 #include "pptpd/log.h"
 #include "pptpd/notify.h"
 
-#define NOTIFY_STATUS_LEN 96
-
 void
 notify_init(struct notify *n, struct loop *loop)
 {
@@ -26,51 +24,67 @@ notify_count(struct notify *n, unsigned sessions, unsigned ctrls)
 	n->ctrls = ctrls;
 }
 
-/* `state` ("READY=1", ...) with the STATUS line: one datagram. */
-static void
-notify_send(struct notify *n, const char *state)
+void
+notify_message(char *buf, size_t len, enum notify_state state,
+    unsigned sessions, unsigned ctrls)
 {
-	char msg[NOTIFY_STATUS_LEN];
+	static const char *const words[] = { [NOTIFY_STATUS] = "",
+		[NOTIFY_READY] = "READY=1\n", [NOTIFY_RELOADING] = "RELOADING=1\n",
+		[NOTIFY_STOPPING] = "STOPPING=1\n" };
+
+	snprintf(buf, len, "%sSTATUS=%u session%s active, %u control "
+	    "connection%s", words[state], sessions, sessions == 1 ? "" : "s",
+	    ctrls, ctrls == 1 ? "" : "s");
+}
+
+/* `state` with the STATUS line: one datagram. */
+static void
+notify_send(struct notify *n, enum notify_state state)
+{
+	char msg[NOTIFY_MSG_LEN];
 
 	if (!n->on)
 		return;
-	snprintf(msg, sizeof(msg), "%s%sSTATUS=%u session%s active, %u control "
-	    "connection%s", state, state[0] ? "\n" : "", n->sessions,
-	    n->sessions == 1 ? "" : "s", n->ctrls, n->ctrls == 1 ? "" : "s");
-	/* Failing to reach systemd is not worth stopping for; at most a few
-	 * lines a second (the STATUS rate limit). */
-	int rc = n->as != 0 ? sd_pid_notify(n->as, 0, msg) : sd_notify(0, msg);
-	if (rc < 0)
-		log_msg(LOG_WARNING, "sd_notify: %s", strerror(-rc));
 	n->sent_ms = loop_now(n->loop);
 	n->sent_count = (long)n->sessions;
+	if (n->relay != NULL) {
+		n->relay(n->relay_arg, state, n->sessions, n->ctrls);
+		return;
+	}
+	notify_message(msg, sizeof(msg), state, n->sessions, n->ctrls);
+	/* Failing to reach systemd is not worth stopping for; at most a few
+	 * lines a second (the STATUS rate limit). */
+	int rc = sd_notify(0, msg);
+	if (rc < 0)
+		log_msg(LOG_WARNING, "sd_notify: %s", strerror(-rc));
 }
 
 void
-notify_as(struct notify *n, pid_t pid)
+notify_relay(struct notify *n, notify_relay_fn fn, void *arg)
 {
-	n->as = pid;
+	n->relay = fn;
+	n->relay_arg = arg;
 }
 
 void
 notify_ready(struct notify *n, unsigned sessions, unsigned ctrls)
 {
 	notify_count(n, sessions, ctrls);
-	notify_send(n, "READY=1");
+	notify_send(n, NOTIFY_READY);
 }
 
 void
 notify_reloading(struct notify *n, unsigned sessions, unsigned ctrls)
 {
 	notify_count(n, sessions, ctrls);
-	notify_send(n, "RELOADING=1");
+	notify_send(n, NOTIFY_RELOADING);
 }
 
 void
 notify_stopping(struct notify *n, unsigned sessions, unsigned ctrls)
 {
 	notify_count(n, sessions, ctrls);
-	notify_send(n, "STOPPING=1");
+	notify_send(n, NOTIFY_STOPPING);
 }
 
 static void
@@ -78,7 +92,7 @@ notify_status_due(void *arg)
 {
 	struct notify *n = arg;
 	if ((long)n->sessions != n->sent_count)
-		notify_send(n, "");
+		notify_send(n, NOTIFY_STATUS);
 }
 
 void

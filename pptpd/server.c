@@ -238,6 +238,27 @@ server_listen(struct server *s, char *err, size_t errlen)
 	return loop_fd_add(s->loop, &s->listen_lf, fd, EPOLLIN, server_accept, s);
 }
 
+/* privsep: the GRE guard, the MSS clamping table and the rates' netlink
+ * socket are the monitor's, which makes its own after the fork (the
+ * runner asks it per call). What startup learnt from opening them here
+ * is kept; they go now, before the server opens more, so that the
+ * worker's descriptor table has no holes where they were (a full table
+ * is one without a free number below the limit: test_daemon's
+ * test_ctl_full_table_no_spin). */
+static void
+server_hand_over(struct server *s)
+{
+	s->calls.guard_by_runner = s->calls.guard != NULL;
+	kguard_close(s->calls.guard);   /* no call is guarded yet */
+	s->calls.guard = NULL;
+	s->calls.mss_by_runner = s->calls.mss != NULL;
+	mss_close(s->calls.mss);
+	s->calls.mss = NULL;
+	s->calls.shape_by_runner = s->calls.shaper != NULL;
+	shaper_close(s->calls.shaper);   /* no link is shaped yet */
+	s->calls.shaper = NULL;
+}
+
 /* tcp-mss-adjust: the clamping table, made as the configuration says.
  * Without nftables (no nf_tables in the kernel, no CAP_NET_ADMIN) pptpd
  * says so once and serves without clamping: a missing clamp costs some
@@ -485,6 +506,8 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	char why[128];
 	if ((s->calls.shaper = shaper_open(why, sizeof(why))) == NULL)
 		log_msg(LOG_WARNING, "rate limits cannot be set: %s", why);
+	if (conf->privsep)
+		server_hand_over(s);
 	if (server_pool6_new(conf->ipv6_pool, &s->calls.pool6, err, errlen) < 0)
 		goto fail;
 	if (s->calls.pool6 != NULL)
@@ -571,19 +594,19 @@ void
 server_datapath(const struct server *s, int *kernel_path, int *guarded)
 {
 	*kernel_path = s->calls.kernel_path;
-	*guarded = s->calls.guard != NULL;
+	*guarded = s->calls.guard_by_runner;
 }
 
 int
 server_clamping(const struct server *s)
 {
-	return s->calls.mss != NULL;
+	return s->calls.mss_by_runner;
 }
 
 int
 server_shaping(const struct server *s)
 {
-	return s->calls.shaper != NULL;
+	return s->calls.shape_by_runner;
 }
 
 void
@@ -599,20 +622,10 @@ server_monitor_reloaded(struct server *s)
 
 void
 server_set_runner(struct server *s, const struct pppd_runner *runner,
-    pid_t monitor)
+    notify_relay_fn relay, void *relay_arg)
 {
 	s->calls.runner = runner;
-	/* The runner opens the kernel path's channels and guards them, and
-	 * keeps the MSS clamping table. */
-	kguard_forget(s->calls.guard);
-	s->calls.guard = NULL;
-	s->calls.mss_by_runner = s->calls.mss != NULL;
-	mss_forget(s->calls.mss);
-	s->calls.mss = NULL;
-	s->calls.shape_by_runner = s->calls.shaper != NULL;
-	shaper_close(s->calls.shaper);   /* no link is shaped yet */
-	s->calls.shaper = NULL;
-	notify_as(&s->notify, monitor);
+	notify_relay(&s->notify, relay, relay_arg);
 }
 
 /* Cut off what a clean stop has not finished: pppd is killed, not

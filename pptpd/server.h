@@ -69,9 +69,10 @@ void server_reap(struct server *s);
 void server_child_exited(struct server *s, uint16_t call_id, pid_t pid,
     int status);
 /* Under privsep: calls start and signal pppd through the monitor, which
- * also opens the kernel path's channels and keeps the GRE guard (this
- * server lets go of its own), and systemd is told in the monitor's name
- * (it is the unit's main pid). */
+ * also opens the kernel path's channels, keeps the GRE guard and the MSS
+ * table and sets the rates (the server closed its own at startup, when
+ * it learnt they can be had), and systemd is told through `relay` (the
+ * monitor is the unit's main pid). */
 struct pppd_runner;
 /* What startup chose: the kernel's PPTP channel, and with its guard. */
 void server_datapath(const struct server *s, int *kernel_path, int *guarded);
@@ -84,7 +85,7 @@ int server_shaping(const struct server *s);
  * interfaces go back into its clamping table if tcp-mss-adjust changed. */
 void server_monitor_reloaded(struct server *s);
 void server_set_runner(struct server *s, const struct pppd_runner *runner,
-    pid_t monitor);
+    notify_relay_fn relay, void *relay_arg);
 /* SIGUSR1: one log line with connections, calls and the pool. */
 void server_status(struct server *s);
 /* Listening and serving: systemd is told (notify.h). */

@@ -39,6 +39,7 @@ static const struct {
 	[MON_RESULT]       = { "result", 4 + MON_TEXT, 0, MON_FROM_MONITOR },
 	[MON_CALL_CLAMPED] = { "call-clamped", 4, 0, MON_FROM_MONITOR },
 	[MON_CALL_RATE]    = { "call-rate", 20 + MON_IFNAME, 0, MON_FROM_WORKER },
+	[MON_NOTIFY]       = { "notify", 12, 0, MON_FROM_WORKER },
 };
 
 _Static_assert(4 + MON_TEXT <= MON_MAX_BODY, "MON_MAX_BODY holds every body");
@@ -150,6 +151,11 @@ mon_fields_check(const struct mon_msg *m, int wire)
 		if (m->u.call_clamped.call_id == 0 || m->u.call_clamped.mss == 0)
 			return "call ID or MSS 0";
 		break;
+	case MON_NOTIFY:
+		if (m->u.notify.state < MON_NOTIFY_STATUS ||
+		    m->u.notify.state > MON_NOTIFY_STOPPING)
+			return "unknown notify state";
+		break;
 	case MON_CALL_RATE:
 		if (m->u.call_rate.call_id == 0)
 			return "call ID 0";
@@ -250,6 +256,12 @@ mon_body_put(const struct mon_msg *m, uint8_t *b)
 		be64_put(b + 12, m->u.call_rate.up);
 		mon_text_put(b + 20, m->u.call_rate.ifname, MON_IFNAME);
 		break;
+	case MON_NOTIFY:
+		be16_put(b, m->u.notify.state);
+		be16_put(b + 2, 0);
+		be32_put(b + 4, m->u.notify.sessions);
+		be32_put(b + 8, m->u.notify.ctrls);
+		break;
 	}
 }
 
@@ -343,6 +355,11 @@ mon_body_get(struct mon_msg *m, const uint8_t *b)
 		m->u.call_rate.up = be64_get(b + 12);
 		mon_text_get(m->u.call_rate.ifname, b + 20, MON_IFNAME);
 		break;
+	case MON_NOTIFY:
+		m->u.notify.state = be16_get(b);
+		m->u.notify.sessions = be32_get(b + 4);
+		m->u.notify.ctrls = be32_get(b + 8);
+		break;
 	}
 }
 
@@ -360,6 +377,7 @@ mon_reserved_zero(enum mon_type type, const uint8_t *b)
 	case MON_CALL_REAP:
 	case MON_ADMIN:
 	case MON_CALL_RATE:
+	case MON_NOTIFY:
 		return be16_get(b + 2) == 0;
 	case MON_CALL_START:
 		return be16_get(b + 6) == 0;

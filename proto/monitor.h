@@ -73,6 +73,10 @@
  *                     limit that way)  char ifname[MON_IFNAME]: set the
  *                     user's rate on the session's interface (IPCP up, or
  *                     a CoA-Request); answered RESULT  fds 0
+ *   NOTIFY         W  u16 state (MON_NOTIFY_*)  u16 0  u32 sessions
+ *                     u32 control connections: what systemd is to be told
+ *                     (sd_notify); the monitor, the unit's main pid, words
+ *                     and sends it. Answered RESULT  fds 0
  */
 #ifndef PROTO_MONITOR_H
 #define PROTO_MONITOR_H
@@ -106,7 +110,8 @@ enum mon_type {
 	MON_RESULT,
 	MON_CALL_CLAMPED,
 	MON_CALL_RATE,
-	MON_TYPE_MAX = MON_CALL_RATE,
+	MON_NOTIFY,
+	MON_TYPE_MAX = MON_NOTIFY,
 };
 
 /* CALL_START and CALL_STARTED flags */
@@ -124,6 +129,13 @@ enum mon_type {
 #define MON_ADMIN_RELOAD   1
 #define MON_ADMIN_SHUTDOWN 2
 #define MON_ADMIN_UPGRADE  3
+
+/* NOTIFY's state: a STATUS line alone, or with READY=1, RELOADING=1 or
+ * STOPPING=1 */
+#define MON_NOTIFY_STATUS    1
+#define MON_NOTIFY_READY     2
+#define MON_NOTIFY_RELOADING 3
+#define MON_NOTIFY_STOPPING  4
 
 /* RESULT's status */
 #define MON_OK             0
@@ -174,6 +186,10 @@ struct mon_msg {
 			uint64_t down, up;
 			char     ifname[MON_IFNAME];
 		} call_rate;
+		struct {
+			uint16_t state;
+			uint32_t sessions, ctrls;
+		} notify;
 	} u;
 	int           fds[MON_MAX_FDS];
 	unsigned      nfds;

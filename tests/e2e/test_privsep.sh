@@ -83,9 +83,11 @@ check "the worker holds the listener" holds_listener "$worker"
 check "the monitor does not (it closed what the server opened)" \
 	eval '! holds_listener '"$mon"
 if [ "$DATAPATH" = kernel ]; then
-	check "the GRE guard is attached at br0's ingress" test "$(guard_state)" = attached
+	for _ in $(seq 50); do [ "$(guard_state)" = attached ] && break; e2e_sleep 0.1; done
+	check "the GRE guard is attached at br0's ingress (by the monitor, at its start)" \
+		test "$(guard_state)" = attached
 	check "the monitor holds the guard's eBPF map" holds_bpf "$mon"
-	check "the worker does not (it let go of what it loaded before the fork)" \
+	check "the worker does not (it closed what it loaded at startup)" \
 		eval 'proc_alive '"$worker"' && ! holds_bpf '"$worker"
 fi
 

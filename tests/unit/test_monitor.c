@@ -79,6 +79,11 @@ sample(enum mon_type t)
 		m.u.call_rate.up = 512000;
 		snprintf(m.u.call_rate.ifname, MON_IFNAME, "ppp7");
 		break;
+	case MON_NOTIFY:
+		m.u.notify.state = MON_NOTIFY_RELOADING;
+		m.u.notify.sessions = 70000;
+		m.u.notify.ctrls = 3;
+		break;
 	default: break;
 	}
 	m.nfds = (unsigned)mon_fds_of(&m);
@@ -195,6 +200,9 @@ test_bad_fields_refused(void **state)
 	n = encoded(MON_CALL_CLAMPED, buf);
 	be16_put(buf + MON_HDR_LEN + 2, 0);
 	refused(buf, n, NULL, 0, "call ID or MSS 0");
+	n = encoded(MON_NOTIFY, buf);
+	be16_put(buf + MON_HDR_LEN, MON_NOTIFY_STOPPING + 1);
+	refused(buf, n, NULL, 0, "unknown notify state");
 }
 
 static void
