@@ -440,8 +440,9 @@ monitor_iface_call(struct monitor *m, const struct mon_msg *r, uint16_t id,
 {
 	struct mcall *c = monitor_call(m, id);
 
-	if (c == NULL)
-		monitor_iface_refuse(m, r, id, "no such call");
+	if (c == NULL)   /* reaped a moment ago (its CHILD_EXIT is on its
+	                  * way), as a hang-up may be: answered, not logged */
+		monitor_result(m, r->seq, MON_ERR_REFUSED, "no such call");
 	else if (!mss_ifname_ok(name) || !monitor_is_ppp(name)) {
 		monitor_iface_refuse(m, r, id, "not a ppp interface");
 		c = NULL;
