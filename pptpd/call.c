@@ -357,6 +357,12 @@ call_mss_add(struct call *c)
 		    sizeof(why));
 	else
 		return;
+	if (rc == -2) {
+		/* Off at the monitor, which said so once: as without a table
+		 * here, not a line per session. */
+		c->calls->mss_by_runner = 0;
+		return;
+	}
 	if (rc < 0) {
 		log_msg(LOG_WARNING, "call %u/%u %s: user %s: TCP MSS not clamped "
 		    "on %s: %s", c->id, c->peer_id, inet_ntoa(c->peer),
@@ -458,9 +464,17 @@ call_shape_up(struct call *c)
 static void
 call_unshape(struct call *c)
 {
-	/* A runner takes it off itself (pppd.h). */
+	const struct pppd_runner *run = c->calls->runner;
+	char why[160];
+
 	if (c->shaped_ifindex != 0 && c->calls->shaper != NULL)
 		shaper_clear(c->calls->shaper, c->shaped_ifindex);
+	/* A runner takes it off at the reap itself (pppd.h); before that
+	 * (IPCP down, another interface) it is asked to, or a later rate of
+	 * 0/0 would never reach the interface. */
+	else if (c->shaped_ifindex != 0 && c->calls->shape_by_runner &&
+	    run != NULL && c->ifname[0] != '\0')
+		run->shape(run->arg, c->id, c->ifname, 0, 0, why, sizeof(why));
 	c->shaped_ifindex = 0;
 }
 
@@ -777,6 +791,8 @@ call_finish(struct call *c)
 		gre_engine_ignore_call(s->gre, c->id, 0);
 	call_unguard(c, 1);
 	call_mss_del(c);
+	if (s->runner != NULL)
+		c->shaped_ifindex = 0;   /* the monitor took it off at the reap */
 	call_unshape(c);
 	call_ipv6_down(c);
 	call_release_prefix6(c);
@@ -801,6 +817,8 @@ call_destroy(struct call *c)
 		gre_engine_ignore_call(c->calls->gre, c->id, 0);
 	call_unguard(c, 0);
 	call_mss_del(c);
+	if (c->calls->runner != NULL)
+		c->shaped_ifindex = 0;   /* the monitor's to take off */
 	call_unshape(c);
 	call_ipv6_down(c);
 	gre_call_free(c->gre);

@@ -6,7 +6,9 @@
 #include <net/if_arp.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/ppp-ioctl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -36,6 +39,7 @@
 /* After the worker is gone, the sessions it left get SIGTERM (pppd ends
  * LCP with the peer) and this long before SIGKILL. */
 #define MONITOR_GRACE_MS  5000
+#define MONITOR_NOTIFY_BURST  4
 
 /* A pppd the monitor started and has not reaped. A list scanned whole:
  * each request names one call, and a server carries thousands, not
@@ -68,6 +72,8 @@ struct monitor {
 	uint64_t           grace_end;   /* 0: not ending */
 	int                sock_gone;   /* the worker's end hung up */
 	struct ratelimit   rl;
+	struct ratelimit   rl_notify;   /* what goes to systemd, whatever the
+	                                 * worker asks (notify.h's promise) */
 	monitor_reload_fn  reload;
 	void              *reload_arg;
 };
@@ -132,7 +138,9 @@ monitor_result(struct monitor *m, uint32_t seq, int status, const char *text)
 {
 	struct mon_msg a = { .type = MON_RESULT, .seq = seq };
 	a.u.result.status = status;
-	snprintf(a.u.result.text, sizeof(a.u.result.text), "%s", text);
+	/* A longer reason (the kernel's, nftables') is cut to the record's. */
+	snprintf(a.u.result.text, sizeof(a.u.result.text), "%.*s",
+	    (int)sizeof(a.u.result.text) - 1, text);
 	monitor_send(m, &a);
 }
 
@@ -267,6 +275,19 @@ monitor_unguard(struct monitor *m, const struct mcall *c, int report)
 		    st.dropped_bad, st.dropped_seq, st.resyncs);
 }
 
+/* Room for one more call; -1 (nothing changed) when there is none. */
+static int
+monitor_grow(struct monitor *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64;
+	struct mcall *c = reallocarray(m->calls, cap, sizeof(*c));
+	if (c == NULL)
+		return -1;
+	m->calls = c;
+	m->cap = cap;
+	return 0;
+}
+
 static void
 monitor_call_start(struct monitor *m, struct mon_msg *r)
 {
@@ -279,12 +300,9 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 
 	if ((why = monitor_start_check(m, r, &in, &report)) != NULL)
 		refused = 1;
-	else if (m->ncalls == m->cap && (m->calls = reallocarray(m->calls,
-	    m->cap = m->cap ? m->cap * 2 : 64, sizeof(*m->calls))) == NULL) {
+	else if (m->ncalls == m->cap && monitor_grow(m) < 0)
 		why = "out of memory";
-		log_msg(LOG_CRIT, "monitor: out of memory");
-		exit(1);
-	} else if (!in.kernel || (ksock = monitor_kernel_open(m, &in, &guarded,
+	else if (!in.kernel || (ksock = monitor_kernel_open(m, &in, &guarded,
 	    &why)) >= 0)
 		pid = pppd_start(m->conf, &in, ksock, report, &pty, &why);
 	if (ksock >= 0)
@@ -353,6 +371,9 @@ monitor_mss_open(struct monitor *m, int clamping)
 	if (m->mss == NULL)
 		log_msg(LOG_WARNING, "monitor: TCP MSS clamping off: cannot make "
 		    "nftables table inet %s: %s", MSS_TABLE, why);
+	else
+		log_msg(LOG_INFO, "monitor: TCP MSS clamping on: nftables table "
+		    "inet %s", MSS_TABLE);
 }
 
 /* The netlink socket for per-user rates (the server opened one at
@@ -365,18 +386,79 @@ monitor_shaper_open(struct monitor *m, int shaping)
 		log_msg(LOG_WARNING, "monitor: rate limits cannot be set: %s", why);
 }
 
-/* A reload changed tcp-mss-adjust: the table is made anew, empty; the
- * worker puts its sessions' interfaces back (CALL_IFACE again). */
+/* A reload changed tcp-mss-adjust: the table is made anew and the
+ * sessions' interfaces put back in it by the monitor itself, whatever
+ * the worker learnt; the worker then asks again for each, to learn the
+ * new MSS (server_monitor_reloaded). */
 static void
 monitor_mss_reload(struct monitor *m)
 {
+	unsigned mss4;
+	char why[256];
+
 	if (m->conf->tcp_mss_adjust == m->mss_setting)
 		return;
 	mss_close(m->mss);
 	m->mss = NULL;
-	for (size_t i = 0; i < m->ncalls; i++)
-		m->calls[i].clamped = 0;
 	monitor_mss_open(m, 1);
+	for (size_t i = 0; i < m->ncalls; i++) {
+		struct mcall *c = &m->calls[i];
+		if (c->clamped && (m->mss == NULL || mss_add(m->mss, c->ifname,
+		    c->id, &mss4, why, sizeof(why)) < 0))
+			c->clamped = 0;
+	}
+}
+
+/* The ppp unit pppd `pid` runs: the one of its /dev/ppp descriptors
+ * that is a unit, copied here by pidfd_getfd (pppd is our child; we are
+ * root). -1 when it has none (yet), or it is gone. */
+static int
+monitor_ppp_unit(pid_t pid)
+{
+	char dir[32], path[300], link[16];
+	int unit = -1, pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct dirent *e;
+	DIR *d;
+
+	if (pfd < 0)
+		return -1;
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(dir)) == NULL) {
+		close(pfd);
+		return -1;
+	}
+	while (unit < 0 && (e = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		ssize_t n = readlink(path, link, sizeof(link));
+		if (n != 8 || memcmp(link, "/dev/ppp", 8) != 0)
+			continue;
+		int fd = (int)syscall(SYS_pidfd_getfd, pfd, atoi(e->d_name), 0);
+		if (fd < 0)
+			continue;
+		/* a channel's descriptor answers EINVAL: only a unit's has one */
+		if (ioctl(fd, PPPIOCGUNIT, &unit) < 0)
+			unit = -1;
+		close(fd);
+	}
+	closedir(d);
+	close(pfd);
+	return unit;
+}
+
+/* `ifname` is call c's: the name pppd gives its unit (pppN; an `ifname`
+ * option in the admin's options is not followed: refused, said why). A
+ * worker that could name another interface could limit or clamp a PPPoE
+ * uplink or another session's. */
+static int
+monitor_is_calls(const struct mcall *c, const char *ifname)
+{
+	char want[IF_NAMESIZE];
+	int unit = monitor_ppp_unit(c->pid);
+
+	if (unit < 0)
+		return 0;
+	snprintf(want, sizeof(want), "ppp%d", unit);
+	return strcmp(want, ifname) == 0;
 }
 
 /* A ppp interface, as a session's is: the worker must not have SYNs on
@@ -404,14 +486,18 @@ _Static_assert(MON_NOTIFY_STATUS == NOTIFY_STATUS &&
     MON_NOTIFY_STOPPING == NOTIFY_STOPPING, "one numbering of states");
 
 /* NOTIFY: what the worker would tell systemd, worded and sent by the
- * monitor, the unit's main pid. Only numbers come from the worker. */
+ * monitor, the unit's main pid. Only numbers come from the worker, and
+ * at most MONITOR_NOTIFY_BURST messages a NOTIFY_STATUS_MS (a worker
+ * sends two or three at a reload): more are answered and dropped. */
 static void
 monitor_notify(struct monitor *m, const struct mon_msg *r)
 {
 	char msg[NOTIFY_MSG_LEN];
+	uint32_t dropped;
 	int rc;
 
-	if (getenv("NOTIFY_SOCKET") != NULL) {
+	if (getenv("NOTIFY_SOCKET") != NULL &&
+	    ratelimit_allow(&m->rl_notify, monitor_now(), &dropped)) {
 		notify_message(msg, sizeof(msg), (enum notify_state)r->u.notify.state,
 		    r->u.notify.sessions, r->u.notify.ctrls);
 		if ((rc = sd_notify(0, msg)) < 0)
@@ -446,6 +532,9 @@ monitor_iface_call(struct monitor *m, const struct mon_msg *r, uint16_t id,
 	else if (!mss_ifname_ok(name) || !monitor_is_ppp(name)) {
 		monitor_iface_refuse(m, r, id, "not a ppp interface");
 		c = NULL;
+	} else if (!monitor_is_calls(c, name)) {
+		monitor_iface_refuse(m, r, id, "not the call's ppp interface");
+		c = NULL;
 	}
 	return c;
 }
@@ -464,12 +553,15 @@ monitor_call_iface(struct monitor *m, const struct mon_msg *r)
 	if (c == NULL)
 		return;
 	if (m->mss == NULL) {
-		monitor_result(m, r->seq, MON_ERR_FAILED, "TCP MSS clamping is off");
+		monitor_result(m, r->seq, MON_ERR_OFF, "TCP MSS clamping is off");
 		return;
 	}
-	if (c->clamped && strcmp(c->ifname, name) != 0)
+	if (c->clamped && strcmp(c->ifname, name) != 0) {
 		mss_del(m->mss, c->ifname, c->id);
-	c->clamped = 0;
+		c->clamped = 0;
+	}
+	/* The same name again: its element is replaced, or kept on failure,
+	 * and still removed at the reap. */
 	if (mss_add(m->mss, name, c->id, &mss4, why, sizeof(why)) < 0) {
 		monitor_result(m, r->seq, MON_ERR_FAILED, why);
 		return;
@@ -500,7 +592,7 @@ monitor_call_rate(struct monitor *m, const struct mon_msg *r)
 		return;
 	}
 	if (m->shaper == NULL) {
-		monitor_result(m, r->seq, MON_ERR_FAILED, "no netlink socket for "
+		monitor_result(m, r->seq, MON_ERR_OFF, "no netlink socket for "
 		    "traffic control");
 		return;
 	}
@@ -690,21 +782,22 @@ monitor_run(const struct monitor_env *env)
 	sigset_t set;
 
 	ratelimit_init(&m.rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
-	if (monitor_guard_open(&m, env->guarded) < 0) {
-		kill(worker, SIGKILL);
-		waitpid(worker, NULL, 0);
-		return 1;
-	}
+	ratelimit_init(&m.rl_notify, MONITOR_NOTIFY_BURST, NOTIFY_STATUS_MS);
 	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
 	sigemptyset(&set);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaddset(&set, sigs[i]);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	m.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (m.sigfd < 0) {
-		log_msg(LOG_ERR, "monitor: cannot set up signals: %s",
-		    strerror(errno));
+	if (m.sigfd < 0 || monitor_guard_open(&m, env->guarded) < 0) {
+		/* Nothing is set up yet that outlives us (no guard, no call). */
+		if (m.sigfd < 0)
+			log_msg(LOG_ERR, "monitor: cannot set up signals: %s",
+			    strerror(errno));
 		kill(worker, SIGKILL);
+		waitpid(worker, NULL, 0);
+		if (m.sigfd >= 0)
+			close(m.sigfd);
 		return 1;
 	}
 	monitor_pool_build(&m);

@@ -17,8 +17,9 @@
 #include "pptpd/pppd.h"
 #include "proto/monitor.h"
 
-/* The longest wait for an answer: the monitor only forks or signals, so
- * a monitor that takes this long is stuck, and the call is refused. */
+/* The longest wait for an answer: the monitor forks, signals, or makes
+ * one request to the kernel (nftables, traffic control, a BPF map), so a
+ * monitor that takes this long is stuck, and the call is refused. */
 #define MONLINK_ANSWER_MS  5000
 
 struct exit_ev {
@@ -201,7 +202,8 @@ monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig)
 }
 
 /* A request about a call whose answer is `want` (RESULT: with MON_OK).
- * 0, or -1 with why set (the monitor's text for a refusal). */
+ * 0, or -1 with why set (the monitor's text for a refusal), or -2 with
+ * why set when what it asks for is off at the monitor (MON_ERR_OFF). */
 static int
 monlink_call_request(struct monlink *ml, struct mon_msg *r, struct mon_msg *a,
     enum mon_type want, char *why, size_t whylen)
@@ -216,12 +218,13 @@ monlink_call_request(struct monlink *ml, struct mon_msg *r, struct mon_msg *a,
 		return 0;
 	/* What failed is said as it is (the kernel's, nftables'); what the
 	 * monitor refused, as its refusal. */
-	if (a->type == MON_RESULT && a->u.result.status == MON_ERR_FAILED)
+	if (a->type == MON_RESULT && (a->u.result.status == MON_ERR_FAILED ||
+	    a->u.result.status == MON_ERR_OFF)) {
 		snprintf(why, whylen, "%s", a->u.result.text);
-	else
-		snprintf(why, whylen, "the monitor refused it: %s",
-		    a->type == MON_RESULT ? a->u.result.text :
-		    "no answer to the request");
+		return a->u.result.status == MON_ERR_OFF ? -2 : -1;
+	}
+	snprintf(why, whylen, "the monitor refused it: %s",
+	    a->type == MON_RESULT ? a->u.result.text : "no answer to the request");
 	mon_close_fds(a);
 	return -1;
 }
@@ -235,8 +238,9 @@ monlink_clamp(void *arg, uint16_t call_id, const char *ifname, unsigned *mss,
 	r.u.call_iface.call_id = call_id;
 	snprintf(r.u.call_iface.ifname, sizeof(r.u.call_iface.ifname), "%s",
 	    ifname);
-	if (monlink_call_request(arg, &r, &a, MON_CALL_CLAMPED, why, whylen) < 0)
-		return -1;
+	int rc = monlink_call_request(arg, &r, &a, MON_CALL_CLAMPED, why, whylen);
+	if (rc < 0)
+		return rc;
 	if (a.u.call_clamped.call_id != call_id) {
 		snprintf(why, whylen, "the monitor answered for another call");
 		return -1;

@@ -68,11 +68,12 @@ pid_t pppd_start(const struct conf *conf, const struct pppd_args *in,
  * which the monitor reads the addresses itself; on the kernel path `sock`
  * is -1: the runner opens the channel (and guards it). signal: `sig` for
  * the pppd of call `call_id` (pid `pid`). clamp: the TCP MSS on the call's
- * interface `ifname` (mss.h), *mss the IPv4 value; 0, or -1 with why set.
- * shape: the call's rate on `ifname` (shaper.h's shaper_set: `down` and
- * `up` bits/s, 0 none that way); 0, or -1 with why set. The runner takes
- * the interface out of its table, and its rate off it, when pppd is
- * reaped or the call names another one. */
+ * interface `ifname` (mss.h), *mss the IPv4 value; 0, or -1 with why set,
+ * or -2 when the runner has no clamping (not to be asked again until a
+ * reload). shape: the call's rate on `ifname` (shaper.h's shaper_set:
+ * `down` and `up` bits/s, 0 none that way, 0/0 takes it off); 0, or -1
+ * with why set. The runner takes the interface out of its table, and its
+ * rate off it, when pppd is reaped or the call names another one. */
 struct pppd_runner {
 	pid_t (*start)(void *arg, const struct pppd_args *in, int tcp, int sock,
 	    int report, int *pty, const char **reason);

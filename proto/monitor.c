@@ -169,7 +169,7 @@ mon_fields_check(const struct mon_msg *m, int wire)
 			return "unknown admin request";
 		break;
 	case MON_RESULT:
-		if (m->u.result.status < MON_OK || m->u.result.status > MON_ERR_FAILED)
+		if (m->u.result.status < MON_OK || m->u.result.status > MON_ERR_OFF)
 			return "unknown status";
 		if (!mon_text_ok(m->u.result.text, MON_TEXT, wire))
 			return "text not a printable string";
@@ -530,6 +530,7 @@ mon_recv(int sock, struct mon_msg *m, const char **reason)
 	for (unsigned i = 0; i < kept; i++)
 		close(fds[i]);
 	*reason = why;
+	errno = EPROTO;   /* refused: not a socket's EAGAIN left from before */
 	return -1;
 }
 

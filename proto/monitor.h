@@ -141,6 +141,8 @@ enum mon_type {
 #define MON_OK             0
 #define MON_ERR_REFUSED    1           /* the request named what is not ours */
 #define MON_ERR_FAILED     2           /* allowed, but it did not work */
+#define MON_ERR_OFF        3           /* what it asks for is off (not
+                                          configured, or not to be had) */
 
 struct mon_msg {
 	enum mon_type type;
@@ -221,8 +223,9 @@ int mon_send(int sock, const struct mon_msg *m);
  * which SOCK_SEQPACKET cannot tell apart from it by this read alone (the
  * caller decides the peer is gone by the socket's EPOLLHUP/EPOLLRDHUP, not
  * by a 0); -1 with *reason set when a
- * record was refused or the socket failed (every descriptor that came
- * with it is closed, so a bad record leaks none). */
+ * record was refused (errno EPROTO) or the socket failed (its errno;
+ * every descriptor that came with it is closed, so a bad record leaks
+ * none). */
 int mon_recv(int sock, struct mon_msg *m, const char **reason);
 
 /* Close m->fds and forget them. */

@@ -2,6 +2,7 @@
  * round-trips; a record the contract does not allow is refused whole, and
  * over a real socketpair the descriptors that came with it are closed. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -195,7 +196,7 @@ test_bad_fields_refused(void **state)
 	be16_put(buf + MON_HDR_LEN, MON_ADMIN_UPGRADE + 1);
 	refused(buf, n, NULL, 0, "unknown admin request");
 	n = encoded(MON_RESULT, buf);
-	be32_put(buf + MON_HDR_LEN, 3);
+	be32_put(buf + MON_HDR_LEN, MON_ERR_OFF + 1);
 	refused(buf, n, NULL, 0, "unknown status");
 	n = encoded(MON_CALL_CLAMPED, buf);
 	be16_put(buf + MON_HDR_LEN + 2, 0);
@@ -346,7 +347,11 @@ test_refused_record_leaks_no_descriptor(void **state)
 	int before = proc_fds(0);
 	struct mon_msg m;
 	const char *why = NULL;
+	/* errno says refused, not a stale EAGAIN (which a caller takes for
+	 * "nothing to read" and would log nothing) */
+	errno = EAGAIN;
 	assert_int_equal(mon_recv(sv[1], &m, &why), -1);
+	assert_int_equal(errno, EPROTO);
 	assert_string_equal(why, "descriptors not the type's");
 	assert_int_equal(proc_fds(0), before);
 	/* The same for a record longer than any. */

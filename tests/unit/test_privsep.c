@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
+#include <net/if_arp.h>
+#include <linux/if_tun.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -463,6 +465,21 @@ rate_refused(uint16_t call_id, const char *ifname, const char *reason)
 	iface_request_refused(&m, call_id, reason);
 }
 
+/* A tun device of type ARPHRD_PPP named `name`, up; closed, it goes. */
+static int
+fake_ppp(const char *name)
+{
+	struct ifreq ifr;
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	assert_int_equal(ioctl(fd, TUNSETIFF, &ifr), 0);
+	assert_int_equal(ioctl(fd, TUNSETLINK, ARPHRD_PPP), 0);
+	return fd;
+}
+
 static void
 test_iface_refused(void **state)
 {
@@ -475,6 +492,12 @@ test_iface_refused(void **state)
 	/* CALL_RATE: the same, for the user's rate */
 	rate_refused(0x7777, "ppp0", "no such call");
 	rate_refused(0x2222, "lo", "not a ppp interface");
+	/* A ppp interface that is not the call's pppd's unit (a tun typed
+	 * ARPHRD_PPP stands in for a PPPoE uplink or another session's) */
+	int tun = fake_ppp("ppp77");
+	iface_refused(0x2222, "ppp77", "not the call's ppp interface");
+	rate_refused(0x2222, "ppp77", "not the call's ppp interface");
+	close(tun);
 	close(a.fds[0]);
 	close(conn); close(c); close(u[0]); close(u[1]);
 }
