@@ -580,17 +580,19 @@ static void
 monitor_call_rate(struct monitor *m, const struct mon_msg *r)
 {
 	const char *name = r->u.call_rate.ifname;
-	struct mcall *c = monitor_iface_call(m, r, r->u.call_rate.call_id, name);
 	uint64_t down = r->u.call_rate.down, up = r->u.call_rate.up;
+	struct mcall *c;
 	char why[160];
 	unsigned ix;
 
-	if (c == NULL)
-		return;
+	/* The numbers first: no interface is looked at for a rate refused */
 	if (!shaper_rate_ok(down) || !shaper_rate_ok(up)) {
-		monitor_iface_refuse(m, r, c->id, "a rate out of bounds");
+		monitor_iface_refuse(m, r, r->u.call_rate.call_id,
+		    "a rate out of bounds");
 		return;
 	}
+	if ((c = monitor_iface_call(m, r, r->u.call_rate.call_id, name)) == NULL)
+		return;
 	if (m->shaper == NULL) {
 		monitor_result(m, r->seq, MON_ERR_OFF, "no netlink socket for "
 		    "traffic control");

@@ -454,15 +454,22 @@ iface_refused(uint16_t call_id, const char *ifname, const char *reason)
 }
 
 static void
-rate_refused(uint16_t call_id, const char *ifname, const char *reason)
+rate_refused_at(uint16_t call_id, const char *ifname, uint64_t down,
+    const char *reason)
 {
 	struct mon_msg m = { .type = MON_CALL_RATE };
 	m.u.call_rate.call_id = call_id;
-	m.u.call_rate.down = 2000000;
+	m.u.call_rate.down = down;
 	m.u.call_rate.up = 512000;
 	snprintf(m.u.call_rate.ifname, sizeof(m.u.call_rate.ifname), "%s",
 	    ifname);
 	iface_request_refused(&m, call_id, reason);
+}
+
+static void
+rate_refused(uint16_t call_id, const char *ifname, const char *reason)
+{
+	rate_refused_at(call_id, ifname, 2000000, reason);
 }
 
 /* A tun device of type ARPHRD_PPP named `name`, up; closed, it goes. */
@@ -497,6 +504,9 @@ test_iface_refused(void **state)
 	int tun = fake_ppp("ppp77");
 	iface_refused(0x2222, "ppp77", "not the call's ppp interface");
 	rate_refused(0x2222, "ppp77", "not the call's ppp interface");
+	/* below the shaper's floor (8 kbit/s), or above its ceiling */
+	rate_refused_at(0x2222, "ppp77", 100, "a rate out of bounds");
+	rate_refused_at(0x2222, "ppp77", 20000000000ULL, "a rate out of bounds");
 	close(tun);
 	close(a.fds[0]);
 	close(conn); close(c); close(u[0]); close(u[1]);
