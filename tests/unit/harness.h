@@ -1,13 +1,15 @@
 /* harness.h -- small helpers the unit tests that drive real processes
  * share (test_daemon, test_privsep, test_monitor): a network namespace's
- * loopback, a log line looked for, a process's descriptors counted. */
+ * loopback, a log line looked for, a process's descriptors counted, a
+ * datagram on a stand-in for systemd's notify socket. */
 #ifndef TESTS_UNIT_HARNESS_H
 #define TESTS_UNIT_HARNESS_H
 
 #include <dirent.h>
+#include <poll.h>
+#include <string.h>
 #include <net/if.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -59,6 +61,34 @@ proc_fds(pid_t pid)
 		n++;
 	closedir(d);
 	return n;
+}
+
+/* One datagram on `s` (a unix datagram socket with SO_PASSCRED: a
+ * stand-in for systemd's notify socket) within `ms`, NUL-ended in buf,
+ * and the pid it came from, which systemd checks against the unit's
+ * main pid (NotifyAccess=main). 0, or -1 when none came. */
+static inline int
+notify_recv_from(int s, char *buf, size_t len, int ms, pid_t *from)
+{
+	struct pollfd pfd = { s, POLLIN, 0 };
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(struct ucred))]; } ctl;
+	struct iovec iov = { buf, len - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
+	if (poll(&pfd, 1, ms) != 1)
+		return -1;
+	ssize_t n = recvmsg(s, &mh, 0);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	*from = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+			struct ucred uc;
+			memcpy(&uc, CMSG_DATA(c), sizeof(uc));
+			*from = uc.pid;
+		}
+	return 0;
 }
 
 #endif

@@ -2373,34 +2373,6 @@ test_metrics_off_by_default(void **state)
 	assert_true(err_contains("pptpd.conf:7: bad IPv4 address 'localhost'"));
 }
 
-/* One datagram on our stand-in for systemd's notify socket (SO_PASSCRED
- * on), and the pid it came from, which systemd checks against the
- * unit's main pid (NotifyAccess=main): pptpd's, the monitor's under
- * privsep. */
-static int
-notify_recv_from(int s, char *buf, size_t len, int ms, pid_t *from)
-{
-	struct pollfd pfd = { s, POLLIN, 0 };
-	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(struct ucred))]; } ctl;
-	struct iovec iov = { buf, len - 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
-	if (poll(&pfd, 1, ms) != 1)
-		return -1;
-	ssize_t n = recvmsg(s, &mh, 0);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	*from = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-			struct ucred uc;
-			memcpy(&uc, CMSG_DATA(c), sizeof(uc));
-			*from = uc.pid;
-		}
-	return 0;
-}
-
 static int
 notify_recv(int s, char *buf, size_t len, int ms)
 {

@@ -24,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -210,10 +211,36 @@ setup_kernel(void **state)
 	return setup(state);
 }
 
+/* The monitor under systemd: NOTIFY_SOCKET names our stand-in for its
+ * notify socket, which passes the sender's credentials. */
+static int notify_sock = -1;
+
+static int
+setup_notify(void **state)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int on = 1;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/notify", tmpdir);
+	unlink(sun.sun_path);
+	notify_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(notify_sock, (struct sockaddr *)&sun,
+	    sizeof(sun)), 0);
+	assert_int_equal(setsockopt(notify_sock, SOL_SOCKET, SO_PASSCRED, &on,
+	    sizeof(on)), 0);
+	setenv("NOTIFY_SOCKET", sun.sun_path, 1);
+	int rc = setup(state);
+	unsetenv("NOTIFY_SOCKET");
+	return rc;
+}
+
 static int
 teardown(void **state)
 {
 	int st;
+	if (notify_sock >= 0)
+		close(notify_sock);
+	notify_sock = -1;
 	if (worker_pid > 0)
 		kill(worker_pid, SIGKILL);
 	if (monitor_pid > 0)
@@ -341,6 +368,45 @@ test_kernel_channel_is_the_monitors(void **state)
 		usleep(10000);
 	assert_int_equal(proc_fds(monitor_pid), fds0);
 	close(conn); close(c); close(u[0]); close(u[1]);
+}
+
+/* NOTIFY: the monitor words what the worker reports and sends it to
+ * systemd as itself (the unit's main pid); a worker that floods gets
+ * every request answered but at most MONITOR_NOTIFY_BURST (4) messages
+ * a second through. */
+static void
+test_notify_relayed(void **state)
+{
+	char buf[256];
+	pid_t from;
+	struct mon_msg m = { .type = MON_NOTIFY }, a;
+
+	m.u.notify.state = MON_NOTIFY_READY;
+	m.u.notify.sessions = 2;
+	m.u.notify.ctrls = 1;
+	a = ask(&m);
+	assert_int_equal(a.type, MON_RESULT);
+	assert_int_equal(a.u.result.status, MON_OK);
+	assert_int_equal(notify_recv_from(notify_sock, buf, sizeof(buf), 1000, &from), 0);
+	assert_string_equal(buf, "READY=1\nSTATUS=2 sessions active, 1 control "
+	    "connection");
+	assert_int_equal(from, monitor_pid);
+
+	m.u.notify.state = MON_NOTIFY_STATUS;
+	for (int i = 0; i < 20; i++) {
+		m.u.notify.sessions = (uint32_t)i;
+		a = ask(&m);
+		assert_int_equal(a.type, MON_RESULT);
+		assert_int_equal(a.u.result.status, MON_OK);
+	}
+	int got = 0;
+	while (notify_recv_from(notify_sock, buf, sizeof(buf), 200, &from) == 0) {
+		assert_int_equal(from, monitor_pid);
+		assert_int_equal(strncmp(buf, "STATUS=", 7), 0);
+		got++;
+	}
+	/* The READY counted in the same second; 20 asked in well under it */
+	assert_true(got >= 1 && got <= 3);
 }
 
 /* A pppd started: its Call ID and its address are its own until it is
@@ -564,6 +630,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_iface_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_notify_relayed, setup_notify,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_worker_killed_ends_sessions,
 		    setup, teardown),
