@@ -319,11 +319,8 @@ call_unguard(struct call *c, int report)
 		return;
 	c->guarded = 0;
 	kguard_del(c->calls->guard, c->peer, c->id, &st);
-	if (report && (st.dropped_bad || st.dropped_seq || st.resyncs))
-		log_msg(LOG_NOTICE, "call %u/%u %s: GRE guard: passed %u, dropped "
-		    "%u malformed (flags, length) and %u out of sequence, %u resyncs",
-		    c->id, c->peer_id, inet_ntoa(c->peer), st.passed,
-		    st.dropped_bad, st.dropped_seq, st.resyncs);
+	if (report)
+		kguard_stats_log(&st, c->id, c->peer_id, c->peer);
 }
 
 /* The session's interface leaves the MSS clamping table, if it is in. */

@@ -13,6 +13,7 @@
  * hundred lines of our own. */
 #include "pptpd/kguard.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -272,6 +273,17 @@ kguard_del(struct kguard *g, struct in_addr client, uint16_t call_id,
 		out->dropped_seq = st.dropped_seq;
 		out->resyncs = st.resyncs;
 	}
+}
+
+void
+kguard_stats_log(const struct kguard_stats *st, uint16_t id,
+    uint16_t peer_id, struct in_addr client)
+{
+	if (st->dropped_bad || st->dropped_seq || st->resyncs)
+		log_msg(LOG_NOTICE, "call %u/%u %s: GRE guard: passed %u, dropped "
+		    "%u malformed (flags, length) and %u out of sequence, %u resyncs",
+		    id, peer_id, inet_ntoa(client), st->passed, st->dropped_bad,
+		    st->dropped_seq, st->resyncs);
 }
 
 void

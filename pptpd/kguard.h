@@ -32,6 +32,12 @@ int kguard_add(struct kguard *g, struct in_addr client, uint16_t call_id,
 void kguard_del(struct kguard *g, struct in_addr client, uint16_t call_id,
     struct kguard_stats *st);
 
+/* Log what the guard did to call `id`/`peer_id` from `client`, if it did
+ * anything (a dropped or renumbered packet is a forger's, or a fault on
+ * the path): one line, the same whichever process held the guard. */
+void kguard_stats_log(const struct kguard_stats *st, uint16_t id,
+    uint16_t peer_id, struct in_addr client);
+
 /* Detach the program from every interface and unload it. NULL is fine. */
 void kguard_close(struct kguard *g);
 

@@ -3,7 +3,6 @@
  * records, which mon_recv has already checked for shape. */
 #include <arpa/inet.h>
 #include <net/if.h>
-#include <net/if_arp.h>
 #include <netinet/in.h>
 #include <errno.h>
 #include <dirent.h>
@@ -32,6 +31,7 @@
 #include "pptpd/notify.h"
 #include "pptpd/pool.h"
 #include "pptpd/pppd.h"
+#include "pptpd/pppif.h"
 #include "pptpd/shaper.h"
 #include "proto/monitor.h"
 #include "proto/msg.h"
@@ -268,11 +268,8 @@ monitor_unguard(struct monitor *m, const struct mcall *c, int report)
 	if (!c->guarded)
 		return;
 	kguard_del(m->guard, c->client, c->id, &st);
-	if (report && (st.dropped_bad || st.dropped_seq || st.resyncs))
-		log_msg(LOG_NOTICE, "call %u/%u %s: GRE guard: passed %u, dropped "
-		    "%u malformed (flags, length) and %u out of sequence, %u resyncs",
-		    c->id, c->peer_id, inet_ntoa(c->client), st.passed,
-		    st.dropped_bad, st.dropped_seq, st.resyncs);
+	if (report)
+		kguard_stats_log(&st, c->id, c->peer_id, c->client);
 }
 
 /* Room for one more call; -1 (nothing changed) when there is none. */
@@ -461,23 +458,6 @@ monitor_is_calls(const struct mcall *c, const char *ifname)
 	return strcmp(want, ifname) == 0;
 }
 
-/* A ppp interface, as a session's is: the worker must not have SYNs on
- * the server's other interfaces rewritten. */
-static int
-monitor_is_ppp(const char *ifname)
-{
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ok;
-
-	if (fd < 0)
-		return 0;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ok = ioctl(fd, SIOCGIFHWADDR, &ifr) == 0 &&
-	    ifr.ifr_hwaddr.sa_family == ARPHRD_PPP;
-	close(fd);
-	return ok;
-}
 
 /* The two numbers for one state: the worker's record names notify.h's. */
 _Static_assert(MON_NOTIFY_STATUS == NOTIFY_STATUS &&
@@ -529,7 +509,7 @@ monitor_iface_call(struct monitor *m, const struct mon_msg *r, uint16_t id,
 	if (c == NULL)   /* reaped a moment ago (its CHILD_EXIT is on its
 	                  * way), as a hang-up may be: answered, not logged */
 		monitor_result(m, r->seq, MON_ERR_REFUSED, "no such call");
-	else if (!mss_ifname_ok(name) || !monitor_is_ppp(name)) {
+	else if (!mss_ifname_ok(name) || !pppif_is_ppp(-1, name)) {
 		monitor_iface_refuse(m, r, id, "not a ppp interface");
 		c = NULL;
 	} else if (!monitor_is_calls(c, name)) {

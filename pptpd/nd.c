@@ -29,6 +29,7 @@
 #include "pptpd/log.h"
 #include "pptpd/loop.h"
 #include "pptpd/nd.h"
+#include "pptpd/pppif.h"
 #include "pptpd/rtnl.h"
 #include "proto/ra.h"
 
@@ -186,18 +187,6 @@ nd_group(struct nd *n, unsigned ifindex, int join)
 		    "advertisements still go out)", ifindex, strerror(errno));
 }
 
-/* A ppp interface: the only kind a session's report may name (a stale or
- * wrong report must not make us advertise a default route on a LAN). */
-static int
-nd_is_ppp(const struct nd *n, const char *ifname)
-{
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	return ioctl(n->fd, SIOCGIFHWADDR, &ifr) == 0 &&
-	    ifr.ifr_hwaddr.sa_family == ARPHRD_PPP;
-}
-
 int
 nd_link_up(struct nd *n, const char *ifname, unsigned owner,
     const struct in6_addr *prefix, char *why, size_t whylen)
@@ -209,7 +198,7 @@ nd_link_up(struct nd *n, const char *ifname, unsigned owner,
 		snprintf(why, whylen, "no interface %s", ifname);
 		return -1;
 	}
-	if (!nd_is_ppp(n, ifname)) {
+	if (!pppif_is_ppp(n->fd, ifname)) {
 		snprintf(why, whylen, "%s is not a ppp interface", ifname);
 		return -1;
 	}

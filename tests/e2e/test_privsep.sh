@@ -28,23 +28,22 @@ ppid_of() { _proc_stat "$1" && echo "$E2E_PPID"; }
 # descriptors (the namespace's /proc/net/tcp names the socket's inode;
 # every process of the namespace sees the same table).
 holds_listener() {
-	local ino f
+	local ino
 	ino=$(awk '$2 ~ /:06BB$/ && $4 == "0A" { print $10; exit }' "/proc/$1/net/tcp")
-	[ -n "$ino" ] || return 1
+	[ -n "$ino" ] && holds_fd "$1" "socket:[$ino]"
+}
+
+# holds_fd PID LINK: a descriptor of PID's reads as LINK.
+holds_fd() {
+	local f
 	for f in /proc/"$1"/fd/*; do
-		[ "$(readlink "$f" 2>/dev/null)" = "socket:[$ino]" ] && return 0
+		[ "$(readlink "$f" 2>/dev/null)" = "$2" ] && return 0
 	done
 	return 1
 }
 
 # holds_bpf PID: PID has an eBPF map among its descriptors (the guard's).
-holds_bpf() {
-	local f
-	for f in /proc/"$1"/fd/*; do
-		[ "$(readlink "$f" 2>/dev/null)" = "anon_inode:bpf-map" ] && return 0
-	done
-	return 1
-}
+holds_bpf() { holds_fd "$1" anon_inode:bpf-map; }
 
 # guard_state: "attached" when the guard's eBPF filter is at the server's
 # br0 ingress, "detached" when not, "unknown" when tc cannot say (read
