@@ -38,6 +38,7 @@
 #include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
+#include "pptpd/prefix6.h"
 #include "pptpd/pppd.h"
 #include "pptpd/shaper.h"
 #include "proto/peers.h"
@@ -570,23 +571,47 @@ call_prefix6_str(const struct call *c, char *buf, size_t len)
 static void
 call_ipv6_down(struct call *c)
 {
+	const struct pppd_runner *run = c->calls->runner;
+	char why[128];
+
 	if (c->ifname6[0] == '\0')
 		return;
 	nd_link_down(c->calls->nd, c->ifname6, c->id);
+	if (run != NULL && run->route6(run->arg, c->id, c->ifname6, NULL, why,
+	    sizeof(why)) < 0)
+		log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 route on %s not "
+		    "deleted: %s", c->id, c->peer_id, c->client_str,
+		    c->user[0] ? c->user : "-", c->ifname6, why);
 	c->ifname6[0] = '\0';
+}
+
+static void
+call_ipv6_unrouted(const struct call *c, const char *why)
+{
+	log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 not routed: %s",
+	    c->id, c->peer_id, c->client_str, c->user[0] ? c->user : "-", why);
 }
 
 /* The session's /64 routed to and advertised on `ifname` (checked). */
 static void
 call_ipv6_route(struct call *c, const char *ifname)
 {
-	char why[128], p6[INET6_ADDRSTRLEN + 4];
+	const struct pppd_runner *run = c->calls->runner;
+	char why[160], undo[160], p6[INET6_ADDRSTRLEN + 4];
 
-	if (nd_link_up(c->calls->nd, ifname, c->id, &c->prefix6, why,
-	    sizeof(why)) < 0) {
-		log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 not routed: %s",
-		    c->id, c->peer_id, c->client_str, c->user[0] ? c->user : "-",
-		    why);
+	/* With a runner (the monitor) the route is its to add, and it adds
+	 * only a /64 it allows (route6.h); nd then only advertises. */
+	if (run != NULL && run->route6(run->arg, c->id, ifname, &c->prefix6,
+	    why, sizeof(why)) < 0) {
+		call_ipv6_unrouted(c, why);
+		return;
+	}
+	if (nd_link_up(c->calls->nd, ifname, c->id, &c->prefix6, run == NULL,
+	    why, sizeof(why)) < 0) {
+		if (run != NULL)
+			run->route6(run->arg, c->id, ifname, NULL, undo,
+			    sizeof(undo));
+		call_ipv6_unrouted(c, why);
 		return;
 	}
 	snprintf(c->ifname6, sizeof(c->ifname6), "%s", ifname);
@@ -1134,8 +1159,9 @@ call_claim_address(struct call *c, const char *ip)
 }
 
 /* RADIUS' Framed-IPv6-Prefix (a /64, "P/64" in the "auth" report): the
- * session's /64 instead of the pool's pick, as for Framed-IP-Address:
- * taken from the pool when the pool holds it (the pick goes back), the
+ * session's /64 instead of the pool's pick, as for Framed-IP-Address,
+ * when the pool or ipv6-radius-prefixes holds it: taken from the pool
+ * when the pool holds it (the pick goes back), the
  * call hung up when another call holds it. Without a pool of our own
  * IPv6 is off (pppd has no +ipv6): said, and ignored. -1 when hung up. */
 static int
@@ -1159,6 +1185,16 @@ call_claim_prefix6(struct call *c, const char *text)
 	}
 	if (memcmp(&p, &c->prefix6, sizeof(p)) == 0)
 		return 0;
+	/* A route is a claim on traffic: only a /64 of ours to hand out, or
+	 * of the prefixes the admin gave RADIUS, is routed (prefix6.h). */
+	if (!(c->calls->pool6 != NULL && pool6_holds(c->calls->pool6, &p)) &&
+	    !prefix6_set_holds(&c->calls->conf->radius6, &p)) {
+		log_msg(LOG_WARNING, "call %u/%u: user %s: Framed-IPv6-Prefix %s "
+		    "is in neither ipv6-prefix-pool nor ipv6-radius-prefixes: "
+		    "ignored (the session keeps the pool's)", c->id, c->peer_id,
+		    c->user, text);
+		return 0;
+	}
 	TAILQ_FOREACH(o, &c->calls->list, s_entry)
 		if (o != c && o->has_prefix6 &&
 		    memcmp(&o->prefix6, &p, sizeof(p)) == 0) {

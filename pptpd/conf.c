@@ -26,6 +26,8 @@ enum kind {
 	K_PATH,         /* any non-empty token */
 	K_POOL,         /* address spec, checked by pool.c */
 	K_POOL6,        /* IPv6 prefix, checked by pool6.c */
+	K_PREFIX6S,     /* IPv6 prefixes, comma-separated (prefix6.h): kept as
+	                 * written, and parsed into radius6 */
 	K_INT,          /* decimal in [min, max] */
 	K_SPEED,        /* decimal in [min, max], kept as a string */
 	K_ADDR,         /* dotted IPv4 */
@@ -75,6 +77,8 @@ static const struct key keys[] = {
 	{ "localip",     K_POOL,  F(localip),     0, 0, NULL },
 	{ "remoteip",    K_POOL,  F(remoteip),    0, 0, NULL },
 	{ "ipv6-prefix-pool", K_POOL6, F(ipv6_pool), 0, 0, NULL },
+	{ "ipv6-radius-prefixes", K_PREFIX6S, F(ipv6_radius_prefixes), 0, 0,
+	  NULL },
 	{ "listen",      K_ADDR,  F(listen),      0, 0, NULL },
 	{ "connections", K_INT,   F(connections), 1, 65535, NULL },
 	{ "stimeout",    K_INT,   F(stimeout),    1, 3600, NULL },
@@ -344,6 +348,12 @@ set_value(struct loader *ld, const struct key *k, const char *val)
 		pool6_free(p6);
 		return set_str(field(ld->c, k), val);
 	}
+	case K_PREFIX6S:
+		if (prefix6_set_parse(val, &ld->c->radius6, perr, sizeof(perr)) < 0) {
+			snprintf(ld->why, sizeof(ld->why), "%s: %s", k->name, perr);
+			return -1;
+		}
+		return set_str(field(ld->c, k), val);
 	case K_PATH:
 		return set_str(field(ld->c, k), val);
 	case K_FLAG:
@@ -608,7 +618,7 @@ conf_copy(struct conf *dst, const struct conf *src)
 	dst->nwarnings = 0;
 	dst->file = dst->option = dst->ppp = dst->pidfile = dst->speed = NULL;
 	dst->localip = dst->remoteip = dst->plugin = dst->peers = NULL;
-	dst->ipv6_pool = NULL;
+	dst->ipv6_pool = dst->ipv6_radius_prefixes = NULL;
 	dst->dae_clients_file = NULL;
 	dst->dae_clients = NULL;   /* read again from the file by conf_load */
 	rc |= src->dae_clients_file &&
@@ -623,6 +633,8 @@ conf_copy(struct conf *dst, const struct conf *src)
 	rc |= src->localip && set_str(&dst->localip, src->localip);
 	rc |= src->remoteip && set_str(&dst->remoteip, src->remoteip);
 	rc |= src->ipv6_pool && set_str(&dst->ipv6_pool, src->ipv6_pool);
+	rc |= src->ipv6_radius_prefixes && set_str(&dst->ipv6_radius_prefixes,
+	    src->ipv6_radius_prefixes);
 	return rc ? -1 : 0;
 }
 
@@ -699,6 +711,7 @@ conf_free(struct conf *c)
 	free(c->localip);
 	free(c->remoteip);
 	free(c->ipv6_pool);
+	free(c->ipv6_radius_prefixes);
 	free(c->plugin);
 	free(c->peers);
 	free(c->dae_clients_file);
@@ -708,7 +721,8 @@ conf_free(struct conf *c)
 	free_warnings(c);
 	c->file = c->option = c->ppp = c->pidfile = c->speed = NULL;
 	c->localip = c->remoteip = c->plugin = c->peers = NULL;
-	c->ipv6_pool = NULL;
+	c->ipv6_pool = c->ipv6_radius_prefixes = NULL;
+	memset(&c->radius6, 0, sizeof(c->radius6));
 }
 
 static int

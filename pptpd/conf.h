@@ -55,6 +55,8 @@
 #include <netinet/in.h>
 #include <stddef.h>
 
+#include "pptpd/prefix6.h"
+
 #define CONF_DEFAULT_FILE        "/etc/pptpd.conf"
 #define CONF_DEFAULT_OPTIONS     "/etc/ppp/options.pptpd"
 #define CONF_DEFAULT_PPP         "/usr/sbin/pppd"
@@ -132,6 +134,10 @@ struct conf {
 	/* ipv6-prefix-pool: a /64 per session out of it (pool6.h), routed and
 	 * advertised to the session (nd.h); NULL: no IPv6 in the tunnel. */
 	char          *ipv6_pool;
+	/* ipv6-radius-prefixes: where else a RADIUS Framed-IPv6-Prefix may
+	 * be (prefix6.h), as written, and parsed; NULL and empty: none. */
+	char          *ipv6_radius_prefixes;
+	struct prefix6_set radius6;
 	struct in_addr listen;        /* INADDR_ANY by default */
 	int            connections;
 	int            stimeout;

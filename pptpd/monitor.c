@@ -32,6 +32,8 @@
 #include "pptpd/pool.h"
 #include "pptpd/pppd.h"
 #include "pptpd/pppif.h"
+#include "pptpd/prefix6.h"
+#include "pptpd/route6.h"
 #include "pptpd/shaper.h"
 #include "proto/monitor.h"
 #include "proto/msg.h"
@@ -53,6 +55,8 @@ struct mcall {
 	char           ifname[MON_IFNAME];   /* in the MSS table, when clamped */
 	int            clamped;
 	unsigned       shaped;       /* the interface index with its rate */
+	unsigned       routed6;      /* the interface index its /64 is routed to */
+	struct in6_addr prefix6;     /* ... that /64 */
 };
 
 struct monitor {
@@ -66,6 +70,7 @@ struct monitor {
 	struct kguard     *guard;    /* NULL: engine path, or unguarded */
 	struct mss        *mss;      /* NULL: no TCP MSS clamping */
 	struct shaper     *shaper;   /* NULL: no rate can be set */
+	struct route6     *route6;   /* NULL: no /64 routed yet */
 	int                mss_setting;   /* the tcp-mss-adjust it was made for */
 	struct mcall      *calls;
 	size_t             ncalls, cap;
@@ -498,8 +503,8 @@ monitor_iface_refuse(struct monitor *m, const struct mon_msg *r,
 	monitor_result(m, r->seq, MON_ERR_REFUSED, why);
 }
 
-/* The live call a CALL_IFACE or CALL_RATE names, when `name` is a ppp
- * interface; else NULL, refused. */
+/* The live call a CALL_IFACE, CALL_RATE or CALL_ROUTE6 names, when
+ * `name` is its ppp interface; else NULL, refused. */
 static struct mcall *
 monitor_iface_call(struct monitor *m, const struct mon_msg *r, uint16_t id,
     const char *name)
@@ -591,6 +596,88 @@ monitor_call_rate(struct monitor *m, const struct mon_msg *r)
 	monitor_result(m, r->seq, MON_OK, "");
 }
 
+/* A route is a claim on traffic: a /64 of the pool, or of the prefixes
+ * the admin gave RADIUS (prefix6.h), and no other live call's. NULL, or
+ * why not. */
+static const char *
+monitor_prefix6_check(struct monitor *m, uint16_t id, const struct in6_addr *p)
+{
+	struct prefix6_set pool;
+	char err[96];
+
+	if (!(m->conf->ipv6_pool != NULL && prefix6_set_parse(m->conf->ipv6_pool,
+	    &pool, err, sizeof(err)) == 0 && prefix6_set_holds(&pool, p)) &&
+	    !prefix6_set_holds(&m->conf->radius6, p))
+		return "a /64 in neither ipv6-prefix-pool nor ipv6-radius-prefixes";
+	for (size_t i = 0; i < m->ncalls; i++)
+		if (m->calls[i].id != id && m->calls[i].routed6 != 0 &&
+		    memcmp(&m->calls[i].prefix6, p, sizeof(*p)) == 0)
+			return "another call's /64";
+	return NULL;
+}
+
+/* The call's route away (IPV6CP down, a new one, the reap). Gone with
+ * its interface already is not worth a line. */
+static void
+monitor_unroute6(struct monitor *m, struct mcall *c)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (c->routed6 == 0)
+		return;
+	if (route6_del(m->route6, c->routed6, &c->prefix6) < 0 &&
+	    errno != ESRCH && errno != ENODEV)
+		log_rl(&m->rl, monitor_now(), LOG_WARNING, "monitor: call %u: "
+		    "deleting the route to %s/64: %s", c->id, inet_ntop(AF_INET6,
+		    &c->prefix6, a, sizeof(a)), strerror(errno));
+	c->routed6 = 0;
+}
+
+/* CALL_ROUTE6: the call's /64 routed to its own ppp interface, or its
+ * route taken away. Answered RESULT. */
+static void
+monitor_call_route6(struct monitor *m, const struct mon_msg *r)
+{
+	const char *name = r->u.call_route6.ifname, *why;
+	uint16_t id = r->u.call_route6.call_id;
+	struct in6_addr p;
+	struct mcall *c;
+	char err[128];
+
+	if (r->u.call_route6.op == MON_ROUTE6_DEL) {
+		if ((c = monitor_call(m, id)) != NULL)
+			monitor_unroute6(m, c);
+		monitor_result(m, r->seq, c != NULL ? MON_OK : MON_ERR_REFUSED,
+		    c != NULL ? "" : "no such call");
+		return;
+	}
+	/* The prefix first: no interface is looked at for a /64 refused */
+	memcpy(p.s6_addr, r->u.call_route6.prefix, sizeof(p.s6_addr));
+	if ((why = monitor_prefix6_check(m, id, &p)) != NULL) {
+		monitor_iface_refuse(m, r, id, why);
+		return;
+	}
+	if ((c = monitor_iface_call(m, r, id, name)) == NULL)
+		return;
+	if (m->route6 == NULL && (m->route6 = route6_open(err,
+	    sizeof(err))) == NULL) {
+		monitor_result(m, r->seq, MON_ERR_OFF, err);
+		return;
+	}
+	monitor_unroute6(m, c);
+	unsigned ix = if_nametoindex(name);
+	if (ix == 0 || route6_add(m->route6, ix, &p) < 0) {
+		snprintf(err, sizeof(err), "route to %s: %s", name, errno == EEXIST ?
+		    "a route to that /64 exists already (not pptpd's to replace)" :
+		    strerror(errno));
+		monitor_result(m, r->seq, MON_ERR_FAILED, err);
+		return;
+	}
+	c->routed6 = ix;
+	c->prefix6 = p;
+	monitor_result(m, r->seq, MON_OK, "");
+}
+
 static void
 monitor_admin(struct monitor *m, const struct mon_msg *r)
 {
@@ -643,6 +730,8 @@ monitor_request(struct monitor *m)
 		monitor_call_iface(m, &r);
 	} else if (r.type == MON_CALL_RATE) {
 		monitor_call_rate(m, &r);
+	} else if (r.type == MON_CALL_ROUTE6) {
+		monitor_call_route6(m, &r);
 	} else if (r.type == MON_NOTIFY) {
 		monitor_notify(m, &r);
 	} else if (r.type == MON_ADMIN) {
@@ -668,6 +757,7 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 			mss_del(m->mss, c->ifname, c->id);
 		if (c->shaped)
 			shaper_clear(m->shaper, c->shaped);
+		monitor_unroute6(m, c);
 		if (m->worker_status < 0) {
 			struct mon_msg e = { .type = MON_CHILD_EXIT };
 			e.u.child_exit.call_id = c->id;
@@ -815,6 +905,7 @@ monitor_run(const struct monitor_env *env)
 	kguard_close(m.guard);
 	mss_close(m.mss);   /* after the calls: their elements go with it */
 	shaper_close(m.shaper);
+	route6_close(m.route6);
 	pool_free(m.pool);
 	free(m.calls);
 	return monitor_status(&m);

@@ -9,8 +9,10 @@
  *
  * This step of the design: the monitor starts, signals and reaps pppd, on
  * the kernel data path opens each call's PPTP channel and keeps the GRE
- * guard, keeps the TCP MSS clamping table and sets the per-user rates (on
- * the interface the worker names, which must be a ppp interface); the
+ * guard, keeps the TCP MSS clamping table, sets the per-user rates and
+ * routes the sessions' /64s (only inside ipv6-prefix-pool or
+ * ipv6-radius-prefixes) on the interface the worker names, which must be
+ * the call's own ppp interface; the
  * worker still runs as root and does the rest. When the worker
  * exits, the monitor ends the sessions it has left (SIGTERM, then SIGKILL
  * after a grace) and exits with the worker's status (1 when it was killed).

@@ -263,6 +263,24 @@ monlink_shape(void *arg, uint16_t call_id, const char *ifname, uint64_t down,
 	return monlink_call_request(arg, &r, &a, MON_RESULT, why, whylen);
 }
 
+static int
+monlink_route6(void *arg, uint16_t call_id, const char *ifname,
+    const struct in6_addr *prefix, char *why, size_t whylen)
+{
+	struct mon_msg r = { .type = MON_CALL_ROUTE6 }, a;
+
+	_Static_assert(sizeof(prefix->s6_addr) == MON_PREFIX6, "a prefix's octets");
+	r.u.call_route6.call_id = call_id;
+	r.u.call_route6.op = prefix != NULL ? MON_ROUTE6_ADD : MON_ROUTE6_DEL;
+	if (prefix != NULL) {
+		memcpy(r.u.call_route6.prefix, prefix->s6_addr, MON_PREFIX6);
+		snprintf(r.u.call_route6.ifname, sizeof(r.u.call_route6.ifname),
+		    "%s", ifname);
+	}
+	return monlink_call_request(arg, &r, &a, MON_RESULT, why, whylen) < 0 ?
+	    -1 : 0;
+}
+
 static void
 monlink_ready(void *arg, uint32_t events)
 {
@@ -321,7 +339,7 @@ monlink_new(struct loop *loop, int sock, const struct monlink_events *ev,
 	ml->ev = *ev;
 	ml->lf.fd = -1;
 	ml->runner = (struct pppd_runner){ monlink_start, monlink_signal,
-		monlink_clamp, monlink_shape, ml };
+		monlink_clamp, monlink_shape, monlink_route6, ml };
 	ratelimit_init(&ml->rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
 	ml->ev.gone = monlink_ignore;   /* no loop yet: the error says it */
 	if (monlink_request(ml, &r, &a, &why) < 0 || a.type != MON_WELCOME) {

@@ -11,8 +11,6 @@
  * LOG_RL_BURST times a second, and dropped. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <libmnl/libmnl.h>
-#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <netinet/icmp6.h>
@@ -30,7 +28,7 @@
 #include "pptpd/loop.h"
 #include "pptpd/nd.h"
 #include "pptpd/pppif.h"
-#include "pptpd/rtnl.h"
+#include "pptpd/route6.h"
 #include "proto/ra.h"
 
 /* An RS is 8 octets and a few options; more than this is not one. */
@@ -42,6 +40,7 @@ struct nd_link {
 	char              ifname[IF_NAMESIZE];
 	unsigned          ifindex, owner;
 	struct in6_addr   prefix;
+	int               routed;        /* the route is ours to delete */
 	unsigned          initial_left;  /* of ND_INITIAL_RAS */
 	uint64_t          last_ra_ms;
 	struct loop_timer timer;
@@ -51,8 +50,7 @@ struct nd {
 	struct loop        *loop;
 	int                 fd;
 	struct loop_fd      lf;
-	struct mnl_socket  *nl;
-	unsigned            nl_seq;
+	struct route6      *rt;
 	TAILQ_HEAD(, nd_link) links;
 	struct ratelimit    rl;
 	struct nd_stats     st;
@@ -142,34 +140,6 @@ nd_tick(void *arg)
 	    ND_INITIAL_MS : ND_INTERVAL_MS, nd_tick, l);
 }
 
-/* A route for prefix/64 on ifindex: RTM_NEWROUTE (EEXIST when one is
- * there) or
- * RTM_DELROUTE, answered by the kernel's ack. 0, or -1 with errno. */
-static int
-nd_route(struct nd *n, int type, unsigned ifindex, const struct in6_addr *prefix)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = (uint16_t)type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	/* Never over a route of someone else's: a replace matches any route
-	 * of that destination and metric, whoever made it, and ours would
-	 * then delete it at the session's end. */
-	if (type == RTM_NEWROUTE)
-		nlh->nlmsg_flags |= NLM_F_CREATE | NLM_F_EXCL;
-	nlh->nlmsg_seq = ++n->nl_seq;
-	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = AF_INET6;
-	rtm->rtm_dst_len = 64;
-	rtm->rtm_table = RT_TABLE_MAIN;
-	rtm->rtm_protocol = ND_RTPROT;
-	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
-	rtm->rtm_type = RTN_UNICAST;
-	mnl_attr_put(nlh, RTA_DST, sizeof(*prefix), prefix);
-	mnl_attr_put_u32(nlh, RTA_OIF, ifindex);
-	return rtnl_talk(n->nl, nlh);
-}
-
 /* The socket's membership of ff02::2 on the link. Leaving is needed even
  * when the interface went first: the kernel frees the socket's entry only
  * then (or at close), and entries count against the socket's option
@@ -189,7 +159,7 @@ nd_group(struct nd *n, unsigned ifindex, int join)
 
 int
 nd_link_up(struct nd *n, const char *ifname, unsigned owner,
-    const struct in6_addr *prefix, char *why, size_t whylen)
+    const struct in6_addr *prefix, int route, char *why, size_t whylen)
 {
 	struct nd_link *l = nd_find(n, ifname, owner);
 	unsigned ifindex = if_nametoindex(ifname);
@@ -204,14 +174,15 @@ nd_link_up(struct nd *n, const char *ifname, unsigned owner,
 	}
 	if (l != NULL)
 		nd_link_down(n, ifname, owner);   /* renewed: the old one goes */
-	if (nd_route(n, RTM_NEWROUTE, ifindex, prefix) < 0) {
+	if (route && route6_add(n->rt, ifindex, prefix) < 0) {
 		snprintf(why, whylen, "route to %s: %s", ifname, errno == EEXIST ?
 		    "a route to that /64 exists already (not pptpd's to replace)" :
 		    strerror(errno));
 		return -1;
 	}
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
-		nd_route(n, RTM_DELROUTE, ifindex, prefix);
+		if (route)
+			route6_del(n->rt, ifindex, prefix);
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
@@ -220,6 +191,7 @@ nd_link_up(struct nd *n, const char *ifname, unsigned owner,
 	l->ifindex = ifindex;
 	l->owner = owner;
 	l->prefix = *prefix;
+	l->routed = route;
 	l->initial_left = ND_INITIAL_RAS;
 	TAILQ_INSERT_TAIL(&n->links, l, entry);
 	n->st.links++;
@@ -240,7 +212,7 @@ nd_link_down(struct nd *n, const char *ifname, unsigned owner)
 	 * the link stays (or pppd has not removed it yet). */
 	if (if_nametoindex(l->ifname) == l->ifindex) {
 		nd_send_ra(l, 1);
-		if (nd_route(n, RTM_DELROUTE, l->ifindex, &l->prefix) < 0 &&
+		if (l->routed && route6_del(n->rt, l->ifindex, &l->prefix) < 0 &&
 		    errno != ESRCH && errno != ENODEV)
 			log_msg(LOG_WARNING, "nd: %s: deleting the route: %s",
 			    l->ifname, strerror(errno));
@@ -373,16 +345,12 @@ nd_open(struct loop *loop, char *why, size_t whylen)
 	n->lf.fd = -1;
 	TAILQ_INIT(&n->links);
 	n->rl = (struct ratelimit)LOG_RL_INIT;
-	n->nl_seq = (unsigned)time(NULL);
 	if ((n->fd = nd_socket()) < 0) {
 		snprintf(why, whylen, "ICMPv6 socket: %s", strerror(errno));
 		goto fail;
 	}
-	if ((n->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC)) == NULL ||
-	    mnl_socket_bind(n->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(why, whylen, "netlink: %s", strerror(errno));
+	if ((n->rt = route6_open(why, whylen)) == NULL)
 		goto fail;
-	}
 	if (loop_fd_add(loop, &n->lf, n->fd, EPOLLIN, nd_input, n) < 0) {
 		snprintf(why, whylen, "cannot watch the ICMPv6 socket");
 		goto fail;
@@ -406,8 +374,7 @@ nd_close(struct nd *n)
 		loop_fd_del(n->loop, &n->lf);
 	if (n->fd >= 0)
 		close(n->fd);
-	if (n->nl != NULL)
-		mnl_socket_close(n->nl);
+	route6_close(n->rt);
 	free(n);
 }
 

@@ -8,9 +8,10 @@
  *
  * One raw ICMPv6 socket for every link (it sends with the link's index,
  * and receives only Solicitations, from the all-routers group joined on
- * each link) and one netlink socket (libmnl) for the routes. A route
- * goes with its interface when pppd removes it; nd removes it itself
- * when IPV6CP goes down on a link that stays. */
+ * each link) and route6.h's netlink socket for the routes (with `privsep
+ * yes` the monitor routes, and nd only advertises). A route goes with its
+ * interface when pppd removes it; nd removes its own when IPV6CP goes
+ * down on a link that stays. */
 #ifndef PPTPD_ND_H
 #define PPTPD_ND_H
 
@@ -30,27 +31,21 @@ struct nd;
  * 10's MIN_DELAY_BETWEEN_RAS), so a client that floods them gets one
  * advertisement every 3 s, not one each. */
 #define ND_MIN_DELAY_MS     3000
-/* The route protocol of our routes (rtnetlink's RTPROT_*: the kernel
- * does not interpret those above RTPROT_STATIC's 4): one that neither the
- * kernel's rtnetlink.h nor iproute2's rt_protos names (188 is OSPF's),
- * so `ip -6 route show proto 173` lists what pptpd added and nothing of a
- * routing daemon's. */
-#define ND_RTPROT           173
-
 /* The socket and the netlink handle. NULL with `why` set when IPv6 is
  * not there (no IPv6 in the kernel, no privilege). */
 struct nd *nd_open(struct loop *loop, char *why, size_t whylen);
 void nd_close(struct nd *n);
 
-/* IPV6CP is up on `ifname` for call `owner`: route `prefix`/64 to it and
- * advertise it. -1 with `why` set (no such interface, the route refused);
- * nothing is left half done. A link already up is renewed (a new prefix
- * or MTU after a renegotiation). */
+/* IPV6CP is up on `ifname` for call `owner`: route `prefix`/64 to it
+ * (when `route`; else the monitor has, route6.h) and advertise it. -1
+ * with `why` set (no such interface, the route refused); nothing is left
+ * half done. A link already up is renewed (a new prefix or MTU after a
+ * renegotiation). */
 int nd_link_up(struct nd *n, const char *ifname, unsigned owner,
-    const struct in6_addr *prefix, char *why, size_t whylen);
+    const struct in6_addr *prefix, int route, char *why, size_t whylen);
 /* IPV6CP went down on `ifname`, or the session ends: a last
  * advertisement with the router's and the prefix's preferred lifetimes 0
- * (when the interface is still there), the route deleted, the link
+ * (when the interface is still there), our route deleted, the link
  * forgotten. Nothing when the link is not up. */
 void nd_link_down(struct nd *n, const char *ifname, unsigned owner);
 

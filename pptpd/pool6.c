@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pptpd/pool6.h"
+#include "pptpd/prefix6.h"
 
 #define POOL6_FREE_END  UINT32_MAX
 
@@ -61,70 +62,20 @@ pool6_push(struct pool6 *p, uint32_t idx)
 	p->nfree++;
 }
 
-/* "2001:db8::/56" into addr and len; 0, or -1 with err set. */
-static int
-pool6_parse(const char *spec, struct in6_addr *addr, unsigned *len,
-    char *err, size_t errlen)
-{
-	char text[INET6_ADDRSTRLEN + 8];
-	const char *slash = strchr(spec, '/');
-	char *end;
-
-	if (slash == NULL || (size_t)(slash - spec) >= INET6_ADDRSTRLEN) {
-		snprintf(err, errlen, "want PREFIX/LENGTH, e.g. 2001:db8:100::/56");
-		return -1;
-	}
-	memcpy(text, spec, (size_t)(slash - spec));
-	text[slash - spec] = '\0';
-	if (inet_pton(AF_INET6, text, addr) != 1) {
-		snprintf(err, errlen, "'%s' is not an IPv6 address", text);
-		return -1;
-	}
-	unsigned long l = strtoul(slash + 1, &end, 10);
-	if (slash[1] < '0' || slash[1] > '9' || *end != '\0' ||
-	    l < POOL6_LEN_MIN || l > POOL6_SESSION_LEN) {
-		snprintf(err, errlen, "length '/%s': want %d to %d (each session "
-		    "gets a /%d)", slash + 1, POOL6_LEN_MIN, POOL6_SESSION_LEN,
-		    POOL6_SESSION_LEN);
-		return -1;
-	}
-	*len = (unsigned)l;
-	return 0;
-}
-
-/* Host bits (beyond len) zero, and a prefix that can be a site's. */
-static int
-pool6_check(const struct in6_addr *a, unsigned len, char *err, size_t errlen)
-{
-	for (unsigned bit = len; bit < 128; bit++)
-		if (a->s6_addr[bit / 8] & (0x80 >> (bit % 8))) {
-			snprintf(err, errlen, "bits set beyond the prefix length /%u",
-			    len);
-			return -1;
-		}
-	if (IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_MULTICAST(a) ||
-	    IN6_IS_ADDR_LINKLOCAL(a) || IN6_IS_ADDR_LOOPBACK(a)) {
-		snprintf(err, errlen, "not a prefix to hand out (unspecified, "
-		    "loopback, link-local or multicast)");
-		return -1;
-	}
-	return 0;
-}
-
 int
 pool6_session_prefix(const char *text, struct in6_addr *out, char *err,
     size_t errlen)
 {
 	unsigned len;
 
-	if (pool6_parse(text, out, &len, err, errlen) < 0)
+	if (prefix6_parse(text, 1, 128, out, &len, err, errlen) < 0)
 		return -1;
 	if (len != POOL6_SESSION_LEN) {
 		snprintf(err, errlen, "length /%u: a session's prefix is a /%d",
 		    len, POOL6_SESSION_LEN);
 		return -1;
 	}
-	return pool6_check(out, len, err, errlen);
+	return 0;
 }
 
 struct pool6 *
@@ -134,8 +85,8 @@ pool6_new(const char *spec, char *err, size_t errlen)
 	unsigned len;
 	struct pool6 *p;
 
-	if (pool6_parse(spec, &base, &len, err, errlen) < 0 ||
-	    pool6_check(&base, len, err, errlen) < 0)
+	if (prefix6_parse(spec, POOL6_LEN_MIN, POOL6_SESSION_LEN, &base, &len,
+	    err, errlen) < 0)
 		return NULL;
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -222,6 +173,13 @@ pool6_release(struct pool6 *p, const struct in6_addr *prefix)
 	p->taken[idx] = 0;
 	pool6_push(p, idx);
 	return 0;
+}
+
+int
+pool6_holds(const struct pool6 *p, const struct in6_addr *prefix)
+{
+	uint32_t idx;
+	return pool6_index(p, prefix, &idx) == 0;
 }
 
 size_t

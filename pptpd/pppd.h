@@ -72,8 +72,10 @@ pid_t pppd_start(const struct conf *conf, const struct pppd_args *in,
  * or -2 when the runner has no clamping (not to be asked again until a
  * reload). shape: the call's rate on `ifname` (shaper.h's shaper_set:
  * `down` and `up` bits/s, 0 none that way, 0/0 takes it off); 0, or -1
- * with why set. The runner takes the interface out of its table, and its
- * rate off it, when pppd is reaped or the call names another one. */
+ * with why set. route6: the call's /64 `prefix` routed to `ifname`
+ * (route6.h), or with `prefix` NULL its route deleted; 0, or -1 with why
+ * set. The runner takes the interface out of its table, its rate off it
+ * and its route away when pppd is reaped or the call names another one. */
 struct pppd_runner {
 	pid_t (*start)(void *arg, const struct pppd_args *in, int tcp, int sock,
 	    int report, int *pty, const char **reason);
@@ -82,6 +84,8 @@ struct pppd_runner {
 	    unsigned *mss, char *why, size_t whylen);
 	int   (*shape)(void *arg, uint16_t call_id, const char *ifname,
 	    uint64_t down, uint64_t up, char *why, size_t whylen);
+	int   (*route6)(void *arg, uint16_t call_id, const char *ifname,
+	    const struct in6_addr *prefix, char *why, size_t whylen);
 	void  *arg;
 };
 

@@ -1,5 +1,24 @@
 /* rtnetlink request and ack (rtnl.h). */
+#include <errno.h>
+#include <linux/rtnetlink.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "pptpd/rtnl.h"
+
+struct mnl_socket *
+rtnl_open(char *why, size_t whylen)
+{
+	struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+
+	if (nl == NULL || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		snprintf(why, whylen, "netlink: %s", strerror(errno));
+		if (nl != NULL)
+			mnl_socket_close(nl);
+		return NULL;
+	}
+	return nl;
+}
 
 int
 rtnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh)

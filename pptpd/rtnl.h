@@ -4,6 +4,10 @@
 #define PPTPD_RTNL_H
 
 #include <libmnl/libmnl.h>
+#include <stddef.h>
+
+/* A NETLINK_ROUTE socket, bound. NULL with why set. */
+struct mnl_socket *rtnl_open(char *why, size_t whylen);
 
 /* Send `nlh` (NLM_F_ACK set, its sequence number its own) and read the
  * kernel's answer: 0, or -1 with errno (the kernel's error, or the

@@ -846,6 +846,8 @@ server_log_changes(const struct conf *a, const struct conf *b)
 	log_change_str("localip", a->localip, b->localip, &n);
 	log_change_str("remoteip", a->remoteip, b->remoteip, &n);
 	log_change_str("ipv6-prefix-pool", a->ipv6_pool, b->ipv6_pool, &n);
+	log_change_str("ipv6-radius-prefixes", a->ipv6_radius_prefixes,
+	    b->ipv6_radius_prefixes, &n);
 	log_change_int("connections", a->connections, b->connections, &n);
 	log_change_int("connections-per-client", a->per_client, b->per_client, &n);
 	log_change_int("calls-per-connection", a->calls_per_conn,

@@ -88,9 +88,7 @@ shaper_open(char *why, size_t whylen)
 	}
 	TAILQ_INIT(&s->links);
 	s->seq = (unsigned)time(NULL);
-	if ((s->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC)) == NULL ||
-	    mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(why, whylen, "netlink: %s", strerror(errno));
+	if ((s->nl = rtnl_open(why, whylen)) == NULL) {
 		shaper_close(s);
 		return NULL;
 	}

@@ -40,6 +40,8 @@ static const struct {
 	[MON_CALL_CLAMPED] = { "call-clamped", 4, 0, MON_FROM_MONITOR },
 	[MON_CALL_RATE]    = { "call-rate", 20 + MON_IFNAME, 0, MON_FROM_WORKER },
 	[MON_NOTIFY]       = { "notify", 12, 0, MON_FROM_WORKER },
+	[MON_CALL_ROUTE6]  = { "call-route6", 4 + MON_PREFIX6 + MON_IFNAME, 0,
+	                       MON_FROM_WORKER },
 };
 
 _Static_assert(4 + MON_TEXT <= MON_MAX_BODY, "MON_MAX_BODY holds every body");
@@ -99,6 +101,32 @@ mon_text_put(uint8_t *p, const char *s, size_t size)
 {
 	memset(p, 0, size);
 	memcpy(p, s, strnlen(s, size - 1));
+}
+
+/* CALL_ROUTE6: an add names a /64 and an interface, a delete neither. */
+static const char *
+mon_route6_check(const struct mon_msg *m, int wire)
+{
+	static const uint8_t zero[MON_PREFIX6];
+	const uint8_t *p = m->u.call_route6.prefix;
+	const char *ifname = m->u.call_route6.ifname;
+
+	if (m->u.call_route6.call_id == 0)
+		return "call ID 0";
+	if (!mon_text_ok(ifname, MON_IFNAME, wire))
+		return "interface name not a printable string";
+	if (m->u.call_route6.op == MON_ROUTE6_ADD) {
+		if (ifname[0] == '\0')
+			return "no interface name";
+		if (memcmp(p + MON_PREFIX6 / 2, zero, MON_PREFIX6 / 2) != 0)
+			return "not a /64";
+		return NULL;
+	}
+	if (m->u.call_route6.op != MON_ROUTE6_DEL)
+		return "unknown route op";
+	if (ifname[0] != '\0' || memcmp(p, zero, MON_PREFIX6) != 0)
+		return "a delete names no prefix or interface";
+	return NULL;
 }
 
 /* What the contract allows in the fields, whichever side built them.
@@ -163,6 +191,8 @@ mon_fields_check(const struct mon_msg *m, int wire)
 		    m->u.call_rate.ifname[0] == '\0')
 			return "interface name not a printable string";
 		break;
+	case MON_CALL_ROUTE6:
+		return mon_route6_check(m, wire);
 	case MON_ADMIN:
 		if (m->u.admin.what < MON_ADMIN_RELOAD ||
 		    m->u.admin.what > MON_ADMIN_UPGRADE)
@@ -248,6 +278,12 @@ mon_body_put(const struct mon_msg *m, uint8_t *b)
 	case MON_CALL_CLAMPED:
 		be16_put(b, m->u.call_clamped.call_id);
 		be16_put(b + 2, m->u.call_clamped.mss);
+		break;
+	case MON_CALL_ROUTE6:
+		be16_put(b, m->u.call_route6.call_id);
+		be16_put(b + 2, m->u.call_route6.op);
+		memcpy(b + 4, m->u.call_route6.prefix, MON_PREFIX6);
+		mon_text_put(b + 4 + MON_PREFIX6, m->u.call_route6.ifname, MON_IFNAME);
 		break;
 	case MON_CALL_RATE:
 		be16_put(b, m->u.call_rate.call_id);
@@ -348,6 +384,12 @@ mon_body_get(struct mon_msg *m, const uint8_t *b)
 	case MON_CALL_CLAMPED:
 		m->u.call_clamped.call_id = be16_get(b);
 		m->u.call_clamped.mss = be16_get(b + 2);
+		break;
+	case MON_CALL_ROUTE6:
+		m->u.call_route6.call_id = be16_get(b);
+		m->u.call_route6.op = be16_get(b + 2);
+		memcpy(m->u.call_route6.prefix, b + 4, MON_PREFIX6);
+		mon_text_get(m->u.call_route6.ifname, b + 4 + MON_PREFIX6, MON_IFNAME);
 		break;
 	case MON_CALL_RATE:
 		m->u.call_rate.call_id = be16_get(b);

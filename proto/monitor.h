@@ -77,6 +77,12 @@
  *                     u32 control connections: what systemd is to be told
  *                     (sd_notify); the monitor, the unit's main pid, words
  *                     and sends it. Answered RESULT  fds 0
+ *   CALL_ROUTE6    W  u16 call id  u16 op (MON_ROUTE6_*)  u8 prefix[16]
+ *                     (a /64: its last 8 bytes zero; all zero with DEL)
+ *                     char ifname[MON_IFNAME] (empty with DEL): IPV6CP is
+ *                     up, route the session's /64 to its interface (a
+ *                     former route of the call's goes first), or take its
+ *                     route away. Answered RESULT  fds 0
  */
 #ifndef PROTO_MONITOR_H
 #define PROTO_MONITOR_H
@@ -85,7 +91,7 @@
 #include <stdint.h>
 
 #define MON_MAGIC        0x5050544dU   /* "PPTM" */
-#define MON_VERSION      3
+#define MON_VERSION      4
 #define MON_HDR_LEN      16
 #define MON_TEXT         128           /* reasons and results, NUL included */
 #define MON_IFNAME       16            /* IFNAMSIZ, NUL included */
@@ -111,7 +117,8 @@ enum mon_type {
 	MON_CALL_CLAMPED,
 	MON_CALL_RATE,
 	MON_NOTIFY,
-	MON_TYPE_MAX = MON_NOTIFY,
+	MON_CALL_ROUTE6,
+	MON_TYPE_MAX = MON_CALL_ROUTE6,
 };
 
 /* CALL_START and CALL_STARTED flags */
@@ -136,6 +143,11 @@ enum mon_type {
 #define MON_NOTIFY_READY     2
 #define MON_NOTIFY_RELOADING 3
 #define MON_NOTIFY_STOPPING  4
+
+/* CALL_ROUTE6's op */
+#define MON_ROUTE6_ADD     1
+#define MON_ROUTE6_DEL     2
+#define MON_PREFIX6        16          /* an IPv6 address's octets */
 
 /* RESULT's status */
 #define MON_OK             0
@@ -192,6 +204,11 @@ struct mon_msg {
 			uint16_t state;
 			uint32_t sessions, ctrls;
 		} notify;
+		struct {
+			uint16_t call_id, op;
+			uint8_t  prefix[MON_PREFIX6];
+			char     ifname[MON_IFNAME];
+		} call_route6;
 	} u;
 	int           fds[MON_MAX_FDS];
 	unsigned      nfds;

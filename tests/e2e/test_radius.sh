@@ -299,26 +299,55 @@ check "FreeRADIUS got the Accounting-Stop radius.so sent again" \
 check "pptpd killed no pppd" test "$(count 'killing it')" = "$kills0"
 diag "$(grep -E 'Accounting-Stop|killing it' "$E2E_SERVER_LOG" | tail -n 2)"
 
-# ---- 5. Framed-IPv6-Prefix: ivan's /64 is RADIUS', not the pool's; his
-# client forms its address in it from pptpd's Router Advertisement.
+# ---- 5. Framed-IPv6-Prefix: ivan's /64 is RADIUS', not the pool's, once
+# ipv6-radius-prefixes names the prefix it is in; his client forms its
+# address in it from pptpd's Router Advertisement. Before, a /64 outside
+# the pool is not routed (a route is a claim on traffic): he keeps the
+# pool's.
+ivan_v6() {
+	local v6= _
+	for _ in $(seq 80); do
+		v6=$(ip -n "$NS_CLI2" -6 -o addr show scope global 2>/dev/null |
+			awk '{ sub("/.*", "", $4); print $4; exit }')
+		[ -n "$v6" ] && break
+		e2e_sleep 0.5
+	done
+	echo "$v6"
+}
+ivan_down() {
+	local e0
+	e0=$(ended)
+	client_down ivan
+	wait_count ': ended after' "$e0" 20 || true
+}
+dial ivan "$NS_CLI2" ivan ivanpass require-mppe-128 +ipv6
+check "ivan is up (no ipv6-radius-prefixes)" test "$STATE" = up
+v6=$(ivan_v6)
+check "ivan's client forms its address in the pool's 2001:db8:100::/56, not his RADIUS /64 (got ${v6:-none})" \
+	grep -q '^2001:db8:100:' <<<"$v6"
+assert_log_contains "$E2E_SERVER_LOG" 'user ivan: Framed-IPv6-Prefix 2001:db8:200:5::/64 is in neither ipv6-prefix-pool nor ipv6-radius-prefixes: ignored' \
+	"pptpd logs why ivan's RADIUS /64 is not his"
+check "no route to 2001:db8:200:5::/64" \
+	bash -c "! ip -n $NS_SRV -6 route show | grep -q '^2001:db8:200:5::/64'"
+ivan_down
+
+write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100" \
+	"ipv6-prefix-pool 2001:db8:100::/56" "ipv6-radius-prefixes 2001:db8:200::/48"
+r0=$(count 'reloaded ')
+kill -HUP "$(server_pid)"
+check "the reload naming ipv6-radius-prefixes is done" wait_count 'reloaded ' "$r0" 20
 dial ivan "$NS_CLI2" ivan ivanpass require-mppe-128 +ipv6
 check "ivan is up" test "$STATE" = up
-v6=
-for _ in $(seq 80); do
-	v6=$(ip -n "$NS_CLI2" -6 -o addr show scope global 2>/dev/null |
-		awk '{ sub("/.*", "", $4); print $4; exit }')
-	[ -n "$v6" ] && break
-	e2e_sleep 0.5
-done
+v6=$(ivan_v6)
 check "ivan's client forms its address in his Framed-IPv6-Prefix 2001:db8:200:5::/64 (got ${v6:-none})" \
 	grep -q '^2001:db8:200:5:' <<<"$v6"
 assert_log_contains "$E2E_SERVER_LOG" 'user ivan: IPv6 2001:db8:200:5::/64 from RADIUS \(Framed-IPv6-Prefix\)' \
 	"pptpd logs ivan's /64 from RADIUS"
 check "pptpd routes it to ivan's ppp interface" \
 	bash -c "ip -n $NS_SRV -6 route show proto 173 | grep -q '^2001:db8:200:5::/64 dev ppp'"
-e0=$(ended)
-client_down ivan
-wait_count ': ended after' "$e0" 20 || true
+ivan_down
+check "and deletes the route when he is gone" \
+	bash -c "! ip -n $NS_SRV -6 route show | grep -q '^2001:db8:200:5::/64'"
 
 # ---- 1. FreeRADIUS down: the call is refused, nothing comes up
 freeradius_stop

@@ -727,6 +727,32 @@ test_ipv6_pool(void **state)
 	    "'ipv6-prefix-pool' needs the plugin; remove 'noplugin' (line 1)");
 }
 
+/* ipv6-radius-prefixes: one or more prefixes, comma-separated, checked at
+ * its line; kept as written and parsed. */
+static void
+test_ipv6_radius_prefixes(void **state)
+{
+	struct fx *fx = *state;
+	struct in6_addr in, out;
+	inet_pton(AF_INET6, "2001:db8:200:5::", &in);
+	inet_pton(AF_INET6, "2001:db8:201::", &out);
+	expect_ok(fx, "ipv6-radius-prefixes 2001:db8:200::/48,2001:db8:300:7::/64\n");
+	assert_string_equal(fx->c.ipv6_radius_prefixes,
+	    "2001:db8:200::/48,2001:db8:300:7::/64");
+	assert_int_equal(fx->c.radius6.n, 2);
+	assert_true(prefix6_set_holds(&fx->c.radius6, &in));
+	assert_false(prefix6_set_holds(&fx->c.radius6, &out));
+	expect_err(fx, "ipv6-radius-prefixes 2001:db8:200::/48,\n", 1,
+	    "ipv6-radius-prefixes: want PREFIX/LENGTH[,PREFIX/LENGTH...]");
+	expect_err(fx, "ipv6-radius-prefixes 2001:db8:200::/96\n", 1,
+	    "ipv6-radius-prefixes: '2001:db8:200::/96': length '/96': want 1 to 64");
+	expect_err(fx, "ipv6-radius-prefixes fe80::/64\n", 1,
+	    "ipv6-radius-prefixes: 'fe80::/64': not a prefix to hand out "
+	    "(unspecified, loopback, link-local or multicast)");
+	expect_err(fx, "ipv6-radius-prefixes 2001:db8:200::/48 2001:db8:300::/48\n",
+	    1, "'ipv6-radius-prefixes' takes one value (extra '2001:db8:300::/48')");
+}
+
 int
 main(void)
 {
@@ -743,6 +769,7 @@ main(void)
 		T(test_arity),
 		T(test_pool_errors),
 		T(test_ipv6_pool),
+		T(test_ipv6_radius_prefixes),
 		T(test_pool_with_previous_values),
 		T(test_ignored_keys),
 		T(test_first_wins),

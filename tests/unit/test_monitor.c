@@ -85,6 +85,17 @@ sample(enum mon_type t)
 		m.u.notify.sessions = 70000;
 		m.u.notify.ctrls = 3;
 		break;
+	case MON_CALL_ROUTE6:
+		m.u.call_route6.call_id = 0x1234;
+		m.u.call_route6.op = MON_ROUTE6_ADD;
+		m.u.call_route6.prefix[0] = 0x20;   /* 2001:db8:100:7::/64 */
+		m.u.call_route6.prefix[1] = 0x01;
+		m.u.call_route6.prefix[2] = 0x0d;
+		m.u.call_route6.prefix[3] = 0xb8;
+		m.u.call_route6.prefix[4] = 0x01;
+		m.u.call_route6.prefix[7] = 0x07;
+		snprintf(m.u.call_route6.ifname, MON_IFNAME, "ppp7");
+		break;
 	default: break;
 	}
 	m.nfds = (unsigned)mon_fds_of(&m);
@@ -167,6 +178,35 @@ test_bad_headers_refused(void **state)
 	refused(buf, n, NULL, 0, "length not the type's");
 }
 
+/* CALL_ROUTE6: a /64 and an interface to add, neither to delete. */
+static void
+test_bad_route6_refused(void)
+{
+	uint8_t buf[MON_MAX_LEN];
+	uint8_t *op = buf + MON_HDR_LEN + 2, *prefix = buf + MON_HDR_LEN + 4;
+	uint8_t *name = prefix + MON_PREFIX6;
+	size_t n = encoded(MON_CALL_ROUTE6, buf);
+
+	be16_put(op, MON_ROUTE6_DEL + 1);
+	refused(buf, n, NULL, 0, "unknown route op");
+	n = encoded(MON_CALL_ROUTE6, buf);
+	prefix[15] = 1;   /* 2001:db8:100:7::1/64 */
+	refused(buf, n, NULL, 0, "not a /64");
+	n = encoded(MON_CALL_ROUTE6, buf);
+	memset(name, 0, MON_IFNAME);
+	refused(buf, n, NULL, 0, "no interface name");
+	n = encoded(MON_CALL_ROUTE6, buf);
+	be16_put(op, MON_ROUTE6_DEL);   /* naming the prefix and interface */
+	refused(buf, n, NULL, 0, "a delete names no prefix or interface");
+	memset(name, 0, MON_IFNAME);
+	refused(buf, n, NULL, 0, "a delete names no prefix or interface");
+	memset(prefix, 0, MON_PREFIX6);
+	struct mon_msg m;
+	const char *why = NULL;
+	assert_int_equal(mon_decode(buf, n, NULL, 0, &m, &why), 0);
+	assert_int_equal(m.u.call_route6.op, MON_ROUTE6_DEL);
+}
+
 static void
 test_bad_fields_refused(void **state)
 {
@@ -204,6 +244,7 @@ test_bad_fields_refused(void **state)
 	n = encoded(MON_NOTIFY, buf);
 	be16_put(buf + MON_HDR_LEN, MON_NOTIFY_STOPPING + 1);
 	refused(buf, n, NULL, 0, "unknown notify state");
+	test_bad_route6_refused();
 }
 
 static void

@@ -5,10 +5,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "pptpd/pool6.h"
+#include "pptpd/prefix6.h"
 
 static struct in6_addr
 a6(const char *s)
@@ -158,11 +160,46 @@ test_session_prefix(void **state)
 	    sizeof(err)), -1);
 }
 
+/* The set ipv6-radius-prefixes names: a /64 inside any of them, to the
+ * bit, and nothing else; at most PREFIX6_SET_MAX. */
+static void
+test_prefix6_set(void **state)
+{
+	struct prefix6_set set;
+	struct in6_addr a;
+	char err[128], many[1024] = "";
+	(void)state;
+
+	assert_int_equal(prefix6_set_parse("2001:db8:200::/47,2001:db8:300:7::/64",
+	    &set, err, sizeof(err)), 0);
+	assert_int_equal(set.n, 2);
+	inet_pton(AF_INET6, "2001:db8:201:ffff::", &a);   /* last /64 of the /47 */
+	assert_true(prefix6_set_holds(&set, &a));
+	inet_pton(AF_INET6, "2001:db8:202::", &a);        /* first past it */
+	assert_false(prefix6_set_holds(&set, &a));
+	inet_pton(AF_INET6, "2001:db8:300:7::", &a);
+	assert_true(prefix6_set_holds(&set, &a));
+	inet_pton(AF_INET6, "2001:db8:300:6::", &a);
+	assert_false(prefix6_set_holds(&set, &a));
+	for (int i = 0; i <= PREFIX6_SET_MAX; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many),
+		    "%s2001:db8:%x::/48", i ? "," : "", i);
+	assert_int_equal(prefix6_set_parse(many, &set, err, sizeof(err)), -1);
+	assert_int_equal(set.n, 0);
+	assert_int_equal(prefix6_set_parse("2001:db8::/48,,2001:db9::/48", &set,
+	    err, sizeof(err)), -1);
+	assert_int_equal(prefix6_set_parse("2001:db8::1/48", &set, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "'2001:db8::1/48': bits set beyond the prefix "
+	    "length /48");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_specs_refused),
+		cmocka_unit_test(test_prefix6_set),
 		cmocka_unit_test(test_slash56_holds_256_in_order),
 		cmocka_unit_test(test_never_twice_while_live),
 		cmocka_unit_test(test_take_and_foreign),

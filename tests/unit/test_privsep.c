@@ -44,6 +44,7 @@ static int sock = -1;            /* the worker's end */
 static pid_t monitor_pid, worker_pid;
 static int listener = -1;        /* 127.0.0.1:1723 */
 static int kernel_path;          /* the next monitor's startup chose it */
+static int conf_ipv6;            /* ... with IPv6 in the tunnel */
 
 static int
 no_reload(void *arg, char *err, size_t errlen)
@@ -169,8 +170,9 @@ setup(void **state)
 	chmod(path, 0755);
 	snprintf(path, sizeof(path), "%s/pptpd.conf", tmpdir);
 	f = fopen(path, "w");
-	fprintf(f, "ppp %s/pppd\nlocalip 198.19.0.1\nremoteip 198.19.0.10-11\n",
-	    tmpdir);
+	fprintf(f, "ppp %s/pppd\nlocalip 198.19.0.1\nremoteip 198.19.0.10-11\n"
+	    "%s", tmpdir, conf_ipv6 ? "ipv6-prefix-pool 2001:db8:100::/56\n"
+	    "ipv6-radius-prefixes 2001:db8:200::/48,2001:db8:300:7::/64\n" : "");
 	fclose(f);
 	conf_init(&conf);
 	assert_int_equal(conf_load(&conf, path, err, sizeof(err)), 0);
@@ -211,6 +213,15 @@ setup_kernel(void **state)
 	return setup(state);
 }
 
+/* The monitor of a server with IPv6 in the tunnel (a pool, and where
+ * RADIUS may give /64s). */
+static int
+setup_ipv6(void **state)
+{
+	conf_ipv6 = 1;
+	return setup(state);
+}
+
 /* The monitor under systemd: NOTIFY_SOCKET names our stand-in for its
  * notify socket, which passes the sender's credentials. */
 static int notify_sock = -1;
@@ -248,6 +259,7 @@ teardown(void **state)
 	close(sock);
 	conf_free(&conf);
 	kernel_path = 0;
+	conf_ipv6 = 0;
 	return 0;
 }
 
@@ -578,6 +590,62 @@ test_iface_refused(void **state)
 	close(conn); close(c); close(u[0]); close(u[1]);
 }
 
+/* CALL_ROUTE6: a route is a claim on traffic. Only a /64 inside
+ * ipv6-prefix-pool or ipv6-radius-prefixes, only to the call's own ppp
+ * interface; refused and logged, and no route made. */
+static void
+route6_refused(uint16_t call_id, const char *prefix, const char *ifname,
+    const char *reason)
+{
+	struct mon_msg m = { .type = MON_CALL_ROUTE6 };
+	m.u.call_route6.call_id = call_id;
+	m.u.call_route6.op = MON_ROUTE6_ADD;
+	assert_int_equal(inet_pton(AF_INET6, prefix, m.u.call_route6.prefix), 1);
+	snprintf(m.u.call_route6.ifname, sizeof(m.u.call_route6.ifname), "%s",
+	    ifname);
+	iface_request_refused(&m, call_id, reason);
+}
+
+static int
+routed(const char *prefix)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "ip -6 route show %s/64 | grep -q .", prefix);
+	return system(cmd) == 0;
+}
+
+static void
+test_route6_refused(void **state)
+{
+	static const char *const outside = "2001:db8:300:8::",
+	    *radius = "2001:db8:200:5::", *pool = "2001:db8:100:1::";
+	int c, u[2], conn;
+	struct mon_msg a = started(0x2222, "198.19.0.11", &conn, &c, u);
+	int tun = fake_ppp("ppp77");
+
+	route6_refused(0x2222, outside, "ppp77",
+	    "a /64 in neither ipv6-prefix-pool nor ipv6-radius-prefixes");
+	route6_refused(0x2222, "2001:db8:101::", "ppp77",
+	    "a /64 in neither ipv6-prefix-pool nor ipv6-radius-prefixes");
+	route6_refused(0x7777, pool, "ppp0", "no such call");
+	route6_refused(0x2222, pool, "lo", "not a ppp interface");
+	route6_refused(0x2222, radius, "ppp77", "not the call's ppp interface");
+	route6_refused(0x2222, "2001:db8:300:7::", "ppp77",
+	    "not the call's ppp interface");
+	assert_false(routed(outside));
+	assert_false(routed(radius));
+	assert_false(routed(pool));
+	/* A delete names only the call: one of another worker's is no
+	 * call of ours */
+	struct mon_msg m = { .type = MON_CALL_ROUTE6 };
+	m.u.call_route6.call_id = 0x7777;
+	m.u.call_route6.op = MON_ROUTE6_DEL;
+	iface_request_refused(&m, 0x7777, "no such call");
+	close(tun);
+	close(a.fds[0]);
+	close(conn); close(c); close(u[0]); close(u[1]);
+}
+
 /* The worker killed: what it left of the sessions is ended, the monitor
  * exits 1 with a line that says why. */
 static void
@@ -630,6 +698,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_iface_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_route6_refused, setup_ipv6,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_notify_relayed, setup_notify,
 		    teardown),
