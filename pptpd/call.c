@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pptpd/acct.h"
 #include "pptpd/call.h"
 #include "pptpd/client.h"
 #include "pptpd/conf.h"
@@ -585,6 +586,26 @@ call_ipv6_down(struct call *c)
 	c->ifname6[0] = '\0';
 }
 
+/* radius.so's accounting knows nothing of the /64 (it has no IPv6): our
+ * Interim-Update under its Acct-Session-Id says it (acct.h), once the
+ * /64 is routed and the Acct-Session-Id known, whichever comes last. */
+static void
+call_acct_prefix6(struct call *c)
+{
+	char who[48];
+
+	if (c->calls->acct == NULL || c->acct6_sent || c->ifname6[0] == '\0' ||
+	    c->acct_session_id[0] == '\0')
+		return;
+	snprintf(who, sizeof(who), "call %u/%u", c->id, c->peer_id);
+	struct acct_session as = { .session_id = c->acct_session_id,
+		.user = c->user, .framed_ip = c->remote_ip, .prefix6 = c->prefix6,
+		.session_time = c->up_ms != 0 ? (uint32_t)((loop_now(c->calls->loop) -
+		c->up_ms) / 1000) : 0, .who = who };
+	if (acct_interim(c->calls->acct, &as) == 0)
+		c->acct6_sent = 1;
+}
+
 static void
 call_ipv6_unrouted(const struct call *c, const char *why)
 {
@@ -619,6 +640,8 @@ call_ipv6_route(struct call *c, const char *ifname)
 	    "advertised", c->id, c->peer_id, c->client_str,
 	    c->user[0] ? c->user : "-", ifname,
 	    call_prefix6_str(c, p6, sizeof(p6)));
+	c->acct6_sent = 0;   /* a new /64, or the same on a new link */
+	call_acct_prefix6(c);
 }
 
 /* The plugin's "up6": route and advertise the /64 on the interface it
@@ -1496,8 +1519,10 @@ call_report(void *arg, const char *data, size_t len)
 	/* Any event may carry it (the plugin knows it once radius.so has
 	 * sent its Accounting-Start); a later one replaces it. */
 	const char *sid = report_get(&m, "acct_session_id");
-	if (sid != NULL && sid[0] != '\0')
+	if (sid != NULL && sid[0] != '\0') {
 		snprintf(c->acct_session_id, sizeof(c->acct_session_id), "%s", sid);
+		call_acct_prefix6(c);
+	}
 	call_log_session(c, &m);
 	if (strcmp(m.event, "down") == 0 && c->acct_session_id[0] != '\0')
 		call_acct_stopping(c);

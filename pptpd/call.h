@@ -25,6 +25,7 @@ struct gre_engine;
 struct gre_stats;
 struct kguard;
 struct nd;
+struct acct;
 struct pool;
 struct pool6;
 struct pptp_msg;
@@ -92,6 +93,7 @@ struct calls {
 	int                guard_by_runner; /* the runner guards (kernel path) */
 	struct pool6      *pool6;     /* ipv6-prefix-pool; NULL: no IPv6 */
 	struct nd         *nd;        /* its routes and advertisements */
+	struct acct       *acct;      /* our own accounting; NULL: none (acct.h) */
 	struct shaper     *shaper;    /* per-user rates; NULL: none can be set */
 	int                shape_by_runner;   /* ... but the runner sets them */
 	struct shaper_stats runner_rates;     /* what it set (metrics) */
@@ -188,6 +190,7 @@ struct call {
 	int               has_prefix6;
 	struct in6_addr   prefix6;
 	char              ifname6[MSS_IFNAME_MAX + 1];
+	int               acct6_sent;   /* the /64 is in an Interim-Update */
 	/* Its rate limit (bits/s, 0: none that way; shaper.h) and where it
 	 * came from: the peers file's rule ("FILE:LINE"), "radius" or "coa";
 	 * the interface it is set on now (its index: shaper_clear's key),

@@ -6,6 +6,7 @@
  * valid: a bad edit followed by a reload must not leave half a config. */
 #include "pptpd/conf.h"
 #include "pptpd/dae_clients.h"
+#include "pptpd/radcfg.h"
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
 #include "common/strclean.h"
@@ -104,6 +105,7 @@ static const struct key keys[] = {
 	{ "datapath",    K_ENUM,  F(datapath),    0, 0, NULL },
 	{ "radius-dae-listen", K_ADDR_OPTPORT, F(dae_listen), 1, 65535, NULL },
 	{ "radius-dae-clients", K_PATH, F(dae_clients_file), 0, 0, NULL },
+	{ "radius-config-file", K_PATH, F(radius_config_file), 0, 0, NULL },
 	{ "radius-dae-require-timestamp", K_FLAG, F(dae_require_timestamp), 0, 0,
 	  NULL },
 	{ "privsep",     K_ENUM,  F(privsep),     0, 0, NULL },
@@ -597,6 +599,28 @@ check_dae(struct loader *ld)
 	return 0;
 }
 
+/* radius-config-file: the accounting server and its secret are read with
+ * the configuration (radcfg.h), so that a bad one fails the start or the
+ * reload with its line, as the DAE clients file does. */
+static int
+check_radcfg(struct loader *ld)
+{
+	struct conf *c = ld->c;
+	char err[CONF_ERR_LEN - sizeof("radius-config-file: ")];
+
+	if (c->radius_config_file == NULL)
+		return 0;
+	if (c->radius_config_file[0] != '/' ||
+	    radcfg_load(c->radius_config_file, &c->radcfg, err, sizeof(err)) < 0) {
+		ld->line = seen_at(ld, "radius-config-file");
+		snprintf(ld->why, sizeof(ld->why), "radius-config-file: %s",
+		    c->radius_config_file[0] != '/' ? "needs an absolute path" : err);
+		return -1;
+	}
+	c->has_radcfg = 1;
+	return 0;
+}
+
 static void
 free_warnings(struct conf *c)
 {
@@ -621,6 +645,9 @@ conf_copy(struct conf *dst, const struct conf *src)
 	dst->ipv6_pool = dst->ipv6_radius_prefixes = NULL;
 	dst->dae_clients_file = NULL;
 	dst->dae_clients = NULL;   /* read again from the file by conf_load */
+	dst->radius_config_file = NULL;
+	rc |= src->radius_config_file &&
+	    set_str(&dst->radius_config_file, src->radius_config_file);
 	rc |= src->dae_clients_file &&
 	    set_str(&dst->dae_clients_file, src->dae_clients_file);
 	rc |= src->plugin && set_str(&dst->plugin, src->plugin);
@@ -682,7 +709,8 @@ conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 		goto out;
 	}
 	if (read_file(&ld, f) == 0 && check_pool(&ld) == 0 &&
-	    check_plugin(&ld) == 0 && check_dae(&ld) == 0)
+	    check_plugin(&ld) == 0 && check_dae(&ld) == 0 &&
+	    check_radcfg(&ld) == 0)
 		rc = 0;
 out:
 	if (f != NULL)
@@ -712,6 +740,10 @@ conf_free(struct conf *c)
 	free(c->remoteip);
 	free(c->ipv6_pool);
 	free(c->ipv6_radius_prefixes);
+	free(c->radius_config_file);
+	explicit_bzero(&c->radcfg, sizeof(c->radcfg));
+	c->has_radcfg = 0;
+	c->radius_config_file = NULL;
 	free(c->plugin);
 	free(c->peers);
 	free(c->dae_clients_file);

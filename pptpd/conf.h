@@ -56,6 +56,7 @@
 #include <stddef.h>
 
 #include "pptpd/prefix6.h"
+#include "pptpd/radcfg.h"
 
 #define CONF_DEFAULT_FILE        "/etc/pptpd.conf"
 #define CONF_DEFAULT_OPTIONS     "/etc/ppp/options.pptpd"
@@ -169,6 +170,11 @@ struct conf {
 	struct sockaddr_in dae_listen;
 	char          *dae_clients_file;
 	struct dae_clients *dae_clients;   /* read from it; NULL when not set */
+	/* radius-config-file: radiusclient.conf, as pppd's radius.so reads
+	 * it; pptpd's own accounting (acct.h) goes to its acctserver. */
+	char          *radius_config_file;
+	int            has_radcfg;
+	struct radcfg  radcfg;             /* read from it when set */
 	/* radius-dae-require-timestamp: a Disconnect-Request without an
 	 * Event-Timestamp is dropped (replays are bounded by its window). */
 	int            dae_require_timestamp;

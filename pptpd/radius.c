@@ -205,6 +205,29 @@ radius_finish(struct radius_builder *b, const uint8_t req_auth[RADIUS_AUTH_LEN],
 	return (int)b->len;
 }
 
+int
+radius_finish_request(struct radius_builder *b, const void *secret,
+    size_t slen, uint8_t req_auth[RADIUS_AUTH_LEN])
+{
+	if (b->overflow)
+		return -1;
+	be16_put(b->buf + 2, (uint16_t)b->len);
+	if (radius_request_auth(b->buf, b->len, secret, slen, req_auth) < 0)
+		return -1;
+	memcpy(b->buf + RADIUS_AUTH_OFF, req_auth, RADIUS_AUTH_LEN);
+	return (int)b->len;
+}
+
+int
+radius_response_verify(const struct radius_pkt *p,
+    const uint8_t req_auth[RADIUS_AUTH_LEN], const void *secret, size_t slen)
+{
+	uint8_t want[RADIUS_AUTH_LEN];
+
+	return radius_md5(p->data, p->len, req_auth, secret, slen, want) == 0 &&
+	    CRYPTO_memcmp(want, p->auth, RADIUS_AUTH_LEN) == 0;
+}
+
 /* A string attribute: once, 1..253 octets, no NUL. */
 static uint32_t
 radius_dm_string(const struct radius_attr *a, int *has, char *out,

@@ -21,7 +21,9 @@
 #define RADIUS_ATTR_HDR_LEN  2      /* Type, Length */
 #define RADIUS_ATTR_MAX_VAL  253
 
-/* Codes (RFC 5176 section 2.3). */
+/* Codes (RFC 2866 section 3, RFC 5176 section 2.3). */
+#define RADIUS_ACCOUNTING_REQUEST   4
+#define RADIUS_ACCOUNTING_RESPONSE  5
 #define RADIUS_DISCONNECT_REQUEST  40
 #define RADIUS_DISCONNECT_ACK      41
 #define RADIUS_DISCONNECT_NAK      42
@@ -32,14 +34,20 @@
 /* Attribute types (RFC 2865, 2866, 2869, 3162, 4372, 5176). */
 #define RADIUS_USER_NAME              1
 #define RADIUS_NAS_IP_ADDRESS         4
+#define RADIUS_SERVICE_TYPE           6
+#define RADIUS_FRAMED_PROTOCOL        7
 #define RADIUS_FRAMED_IP_ADDRESS      8
 #define RADIUS_NAS_IDENTIFIER         32
 #define RADIUS_PROXY_STATE            33
 #define RADIUS_VENDOR_SPECIFIC        26
+#define RADIUS_ACCT_STATUS_TYPE       40
 #define RADIUS_ACCT_SESSION_ID        44
+#define RADIUS_ACCT_AUTHENTIC         45
+#define RADIUS_ACCT_SESSION_TIME      46
 #define RADIUS_EVENT_TIMESTAMP        55
 #define RADIUS_MESSAGE_AUTHENTICATOR  80
 #define RADIUS_NAS_IPV6_ADDRESS       95
+#define RADIUS_FRAMED_IPV6_PREFIX     97
 #define RADIUS_ERROR_CAUSE            101
 
 /* WISPr (the Wi-Fi Alliance's vendor 14122, FreeRADIUS' dictionary.wispr):
@@ -54,6 +62,16 @@
 #define RADIUS_TIMESTAMP_LEN   4
 #define RADIUS_ERROR_CAUSE_LEN 4
 #define RADIUS_MSG_AUTH_LEN    16
+
+/* Values of the accounting attributes (RFC 2865 5.6-5.7, RFC 2866 5.1,
+ * 5.6). */
+#define RADIUS_SERVICE_FRAMED         2
+#define RADIUS_PROTOCOL_PPP           1
+#define RADIUS_STATUS_INTERIM_UPDATE  3
+#define RADIUS_AUTHENTIC_RADIUS       1
+/* Framed-IPv6-Prefix (RFC 3162 2.3): Reserved, Prefix-Length, then the
+ * prefix's octets that the length covers. */
+#define RADIUS_PREFIX6_HDR_LEN        2
 
 /* Error-Cause values (RFC 5176 section 3.5). */
 #define RADIUS_ERR_UNSUPPORTED_ATTRIBUTE   401
@@ -127,6 +145,20 @@ void radius_add_msg_auth(struct radius_builder *b);
  * Length + Request Authenticator + Attributes + Secret). Returns the
  * packet's length, or -1 on overflow or a libcrypto failure. */
 int radius_finish(struct radius_builder *b,
+    const uint8_t req_auth[RADIUS_AUTH_LEN], const void *secret, size_t slen);
+
+/* A request of our own (an Accounting-Request, RFC 2866 section 3): set
+ * the Length and the Request Authenticator, MD5(Code + Identifier +
+ * Length + 16 zero octets + Attributes + Secret), copied to `req_auth`
+ * for the answer's check. The packet's length, or -1 on overflow or a
+ * libcrypto failure. */
+int radius_finish_request(struct radius_builder *b, const void *secret,
+    size_t slen, uint8_t req_auth[RADIUS_AUTH_LEN]);
+
+/* Does the answer's Response Authenticator, MD5(Code + Identifier +
+ * Length + Request Authenticator + Attributes + Secret), hold? Compared
+ * in constant time. 1 or 0. */
+int radius_response_verify(const struct radius_pkt *p,
     const uint8_t req_auth[RADIUS_AUTH_LEN], const void *secret, size_t slen);
 
 /* What a Disconnect-Request names (RFC 5176 section 3), from

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pptpd/acct.h"
 #include "pptpd/call.h"
 #include "pptpd/client.h"
 #include "pptpd/ctrl.h"
@@ -442,6 +443,24 @@ server_pool6_adopt(struct server *s, struct pool6 *p6)
 		server_nd_open(s);
 }
 
+/* pptpd's own accounting toward radius-config-file's server (acct.h);
+ * *out NULL when it is not set. */
+static int
+server_acct_new(struct server *s, const struct conf *conf, struct acct **out,
+    char *err, size_t errlen)
+{
+	char why[200] = "";
+
+	*out = NULL;
+	if (!conf->has_radcfg)
+		return 0;
+	if ((*out = acct_open(s->loop, &conf->radcfg, why, sizeof(why))) == NULL) {
+		snprintf(err, errlen, "radius-config-file: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
 struct server *
 server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 {
@@ -529,6 +548,8 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	if (conf->dae_listen.sin_port != 0 &&
 	    (s->dae = dae_new(loop, conf, &s->calls, &conf->dae_listen, err,
 	    errlen)) == NULL)
+		goto fail;
+	if (server_acct_new(s, conf, &s->calls.acct, err, errlen) < 0)
 		goto fail;
 	return s;
 fail:
@@ -725,6 +746,7 @@ server_free(struct server *s)
 		return;
 	metrics_free(s->metrics);
 	dae_free(s->dae);
+	acct_close(s->calls.acct);
 	notify_free(&s->notify);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
@@ -941,12 +963,25 @@ server_reload(struct server *s, const struct conf *next, char *err,
 		pool_free(p);
 		return -1;
 	}
+	int same_acct = s->conf->has_radcfg == next->has_radcfg &&
+	    memcmp(&s->conf->radcfg, &next->radcfg, sizeof(next->radcfg)) == 0;
+	struct acct *na = NULL;
+	if (!same_acct && server_acct_new(s, next, &na, err, errlen) < 0) {
+		pool_free(p);
+		pool6_free(p6);
+		return -1;
+	}
 	/* The last step that can fail, so nothing is applied before it. */
 	if (s->conf->listen.s_addr != next->listen.s_addr &&
 	    server_relisten(s, next->listen, err, errlen) < 0) {
 		pool_free(p);
 		pool6_free(p6);
+		acct_close(na);
 		return -1;
+	}
+	if (!same_acct) {
+		acct_close(s->calls.acct);
+		s->calls.acct = na;
 	}
 	if (!same_pool6)
 		server_pool6_adopt(s, p6);

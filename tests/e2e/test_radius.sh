@@ -65,7 +65,7 @@ radius-config-file $E2E_DIR/radius/radiusclient.conf
 avpair NAS-IP-Address=$SERVER_IP"
 printf 'user erin allow\n' >"$E2E_DIR/pptpd-peers"
 write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100" \
-	"ipv6-prefix-pool 2001:db8:100::/56"
+	"ipv6-prefix-pool 2001:db8:100::/56" "radius-config-file $E2E_DIR/radius/radiusclient.conf"
 server_start
 
 # dial NAME NS USER PASS MPPE_OPT [PPPD_OPT]: a client; sets STATE
@@ -332,7 +332,8 @@ check "no route to 2001:db8:200:5::/64" \
 ivan_down
 
 write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100" \
-	"ipv6-prefix-pool 2001:db8:100::/56" "ipv6-radius-prefixes 2001:db8:200::/48"
+	"ipv6-prefix-pool 2001:db8:100::/56" "radius-config-file $E2E_DIR/radius/radiusclient.conf" \
+	"ipv6-radius-prefixes 2001:db8:200::/48"
 r0=$(count 'reloaded ')
 kill -HUP "$(server_pid)"
 check "the reload naming ipv6-radius-prefixes is done" wait_count 'reloaded ' "$r0" 20
@@ -345,6 +346,20 @@ assert_log_contains "$E2E_SERVER_LOG" 'user ivan: IPv6 2001:db8:200:5::/64 from 
 	"pptpd logs ivan's /64 from RADIUS"
 check "pptpd routes it to ivan's ppp interface" \
 	bash -c "ip -n $NS_SRV -6 route show proto 173 | grep -q '^2001:db8:200:5::/64 dev ppp'"
+# Accounting shows the /64: radius.so has no IPv6, so pptpd's own
+# Interim-Update (radius-config-file's acctserver and secret) carries it
+# under radius.so's Acct-Session-Id.
+sid6=$(sed -n 's/.*session start: .* user ivan .* acct-session-id \([^ ]*\).*/\1/p' "$E2E_SERVER_LOG" | tail -n 1)
+check "ivan's session start line names its Acct-Session-Id (${sid6:-none})" test -n "$sid6"
+for ((i = 0; i < 50; i++)); do
+	detail_has "Acct-Session-Id = \"$sid6\"" 'Framed-IPv6-Prefix = 2001:db8:200:5::/64' && break
+	e2e_sleep 0.2
+done
+check "FreeRADIUS got an Interim-Update with ivan's Acct-Session-Id and Framed-IPv6-Prefix 2001:db8:200:5::/64" \
+	detail_has "Acct-Session-Id = \"$sid6\"" 'Acct-Status-Type = Interim-Update' \
+	'Framed-IPv6-Prefix = 2001:db8:200:5::/64' 'User-Name = "ivan"' 'NAS-Identifier = "pptpd-1"'
+assert_log_contains "$E2E_SERVER_LOG" "accounting: call [0-9/]*: Interim-Update \\(Acct-Session-Id $sid6, IPv6 2001:db8:200:5::/64\\) answered by $RADIUS_IP" \
+	"pptpd logs the answer to it"
 ivan_down
 check "and deletes the route when he is gone" \
 	bash -c "! ip -n $NS_SRV -6 route show | grep -q '^2001:db8:200:5::/64'"

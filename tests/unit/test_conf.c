@@ -753,6 +753,20 @@ test_ipv6_radius_prefixes(void **state)
 	    1, "'ipv6-radius-prefixes' takes one value (extra '2001:db8:300::/48')");
 }
 
+/* radius-config-file: radiusclient.conf is read with pptpd.conf, so a
+ * missing one fails the load at the key's line (radcfg.c's own tests are
+ * test_acct's). */
+static void
+test_radius_config_file(void **state)
+{
+	struct fx *fx = *state;
+	expect_err(fx, "\nradius-config-file etc/radiusclient.conf\n", 2,
+	    "radius-config-file: needs an absolute path");
+	expect_err(fx, "radius-config-file /nonexistent/radiusclient.conf\n", 1,
+	    "radius-config-file: /nonexistent/radiusclient.conf: No such file "
+	    "or directory");
+}
+
 int
 main(void)
 {
@@ -770,6 +784,7 @@ main(void)
 		T(test_pool_errors),
 		T(test_ipv6_pool),
 		T(test_ipv6_radius_prefixes),
+		T(test_radius_config_file),
 		T(test_pool_with_previous_values),
 		T(test_ignored_keys),
 		T(test_first_wins),

@@ -1,0 +1,33 @@
+/* What pptpd's own accounting needs of the radiusclient configuration
+ * pppd's radius.so already reads (pptpd.conf `radius-config-file`, the
+ * same file as pppd's option of that name): the accounting server, its
+ * secret (from the `servers` file), the NAS-Identifier, the address to
+ * send from, the timeout and the retries. So that the admin writes the
+ * server and its secret once. Debian has no library that reads this
+ * format (pppd's radiusclient is built into radius.so), and we need five
+ * keys of it: read here. */
+#ifndef PPTPD_RADCFG_H
+#define PPTPD_RADCFG_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+
+#define RADCFG_ACCT_PORT     1813   /* RFC 2866 */
+#define RADCFG_SECRET_MAX    128
+#define RADCFG_NAS_ID_MAX    64
+#define RADCFG_TIMEOUT_S     3      /* radiusclient's defaults */
+#define RADCFG_RETRIES       2
+
+struct radcfg {
+	struct sockaddr_in server;       /* acctserver (the first) */
+	struct in_addr     bind;         /* bindaddr; INADDR_ANY: "*" or unset */
+	char               secret[RADCFG_SECRET_MAX];
+	char               nas_id[RADCFG_NAS_ID_MAX];   /* "" unset */
+	unsigned           timeout_s, retries;
+};
+
+/* Read `path` (radiusclient.conf) and the servers file it names. 0, or
+ * -1 with why set ("file:line: reason"). */
+int radcfg_load(const char *path, struct radcfg *out, char *why, size_t whylen);
+
+#endif
