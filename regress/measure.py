@@ -171,15 +171,12 @@ def proc_stat(pid, proc="/proc"):
     """(comm, ppid, utime+stime in ticks, {tid: on-CPU ns}) of a process,
     or None. The ticks are the whole process's, ended threads included;
     the ns are those of its live threads (thread_ns)."""
-    try:
-        with open("%s/%d/stat" % (proc, pid)) as f:
-            s = f.read()
-    except OSError:
+    st = procstat.pid_stat(pid, proc)
+    if st is None:
         return None
-    comm = s[s.index("(") + 1:s.rindex(")")]
-    rest = s[s.rindex(")") + 2:].split()
-    ppid = int(rest[1])
-    ticks = int(rest[11]) + int(rest[12])
+    comm, rest = st
+    ppid = int(rest[procstat.PID_PPID])
+    ticks = int(rest[procstat.PID_UTIME]) + int(rest[procstat.PID_STIME])
     return comm, ppid, ticks, thread_ns(pid, proc)
 
 
