@@ -1,7 +1,8 @@
 """The aggregate `cpu` line of /proc/stat, read once for everything that
 measures the whole system's CPU: regress/measure.py (VM CPU per MB, busy
-share) and the scale bench's guest side (scripts/bed/guest.py); and a
-process's own line, /proc/PID/stat (measure.py's server CPU)."""
+share), regress/hostbusy.py (the host's load beside the bed) and the scale
+bench's guest side (scripts/bed/guest.py); and a process's own line,
+/proc/PID/stat (measure.py's server CPU, hostbusy.py's bed)."""
 
 # The line's fields, in order (proc(5)); guest and guest_nice, which
 # follow, are already inside user and nice.
