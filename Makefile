@@ -69,6 +69,7 @@ unit: unit-bin
 	python3 regress/test_path.py
 	python3 regress/test_calibrate.py
 	python3 regress/test_history.py
+	python3 regress/test_hostbusy.py
 	tests/newcomer/order.sh
 	tests/newcomer/version.sh
 	tests/newcomer/layers.sh

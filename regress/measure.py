@@ -19,6 +19,9 @@ every version in turn (A B, then B A, A B ...), one session:
      ack timing (acksniff.py) taken on that path;
   4. hang up, stop the server, kill anything left in the namespaces.
 
+Each measured stream is marked in RESULTS/load/ for the host, which reads
+its own load beside the bed between the marks (hostbusy.py).
+
 Results go to RESULTS/raw.json (rewritten after each session, so a run cut
 short still leaves its data) and each iperf3 report to RESULTS/iperf/.
 Exit status: 0 done, 2 a server or tunnel failed (message on stdout and in
@@ -39,6 +42,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import streams as streamlib  # noqa: E402
+import hostbusy  # noqa: E402
 import hostload  # noqa: E402
 import procstat  # noqa: E402
 from procstat import GUEST_BUSY, STAT_FIELDS, parse_stat_cpu  # noqa: E402,F401
@@ -171,15 +175,12 @@ def proc_stat(pid, proc="/proc"):
     """(comm, ppid, utime+stime in ticks, {tid: on-CPU ns}) of a process,
     or None. The ticks are the whole process's, ended threads included;
     the ns are those of its live threads (thread_ns)."""
-    try:
-        with open("%s/%d/stat" % (proc, pid)) as f:
-            s = f.read()
-    except OSError:
+    st = procstat.pid_stat(pid, proc)
+    if st is None:
         return None
-    comm = s[s.index("(") + 1:s.rindex(")")]
-    rest = s[s.rindex(")") + 2:].split()
-    ppid = int(rest[1])
-    ticks = int(rest[11]) + int(rest[12])
+    comm, rest = st
+    ppid = int(rest[procstat.PID_PPID])
+    ticks = int(rest[procstat.PID_UTIME]) + int(rest[procstat.PID_STIME])
     return comm, ppid, ticks, thread_ns(pid, proc)
 
 
@@ -1188,9 +1189,20 @@ class Run:
                         version["label"], s["name"]))
                 raw_path = os.path.join(self.out, "iperf", "%s-%s.json"
                                         % (tag, s["name"]))
-                m, d = sess.stream(s, raw_path, plan["settle"])
                 if warmup:
+                    sess.stream(s, raw_path, plan["settle"])
                     continue
+                # The host reads its own load between these marks
+                # (hostbusy.py); outside the stream's CPU window.
+                slot = hostbusy.Slot(self.out, self.done, {
+                    "round": rnd, "version": version["label"],
+                    "stream": s["name"], "n": self.done,
+                    "total": self.total,
+                    "host_client": streamlib.client_on_host(s)})
+                try:
+                    m, d = sess.stream(s, raw_path, plan["settle"])
+                finally:
+                    slot.end()
                 self.raw["records"].append({
                     "round": rnd, "version": version["label"],
                     "stream": s["name"], "kind": s["kind"], "metrics": m,

@@ -121,18 +121,53 @@ def add_baseline(raw):
     return n
 
 
+def host_loads(raw):
+    """{(stream, version): {round: the host's load besides the bed, in
+    cores}} of the slots that have it (hostbusy.py; none before it)."""
+    out = {}
+    for r in raw["records"]:
+        other = (r.get("host_load") or {}).get("other_cores")
+        if other is not None:
+            out.setdefault((r["stream"], r["version"]), {})[r["round"]] = \
+                other
+    return out
+
+
+def host_busy(row, base, loads):
+    """A row of a stream whose client runs on the host: each version
+    whose slot and the baseline's, in some round, saw the host's other
+    load more than stats.HOST_UNEQUAL_CORES apart is not voted there
+    (HOST_BUSY; `host_pairs`: the rounds' (base, version) loads). Rows
+    without the loads (raw.json from before) keep their verdict."""
+    name = row["stream"]["name"]
+    b = loads.get((name, base), {})
+    for lab, c in row["cmp"].items():
+        if lab == base or c["verdict"] == stats.NO_TUNNEL:
+            continue
+        o = loads.get((name, lab), {})
+        pairs = [(b.get(r), o.get(r)) for r in sorted(set(b) | set(o))]
+        if stats.host_unequal(pairs):
+            c.update(verdict=stats.HOST_BUSY, noisy=False,
+                     host_pairs=[p for p in pairs if None not in p],
+                     reason="the host's load besides the bed differed by "
+                     "more than %g core in a round" %
+                     stats.HOST_UNEQUAL_CORES)
+
+
 def analyse(raw, threshold, cpu_threshold=stats.CPU_THRESHOLD):
     """Per stream and metric: the rounds of every version and the comparison
     of each version with the first (server CPU per MB against
     `cpu_threshold`, the rest against `threshold`). Returns a list of
     rows. A `plain` version is shown last and compared with nothing
     (verdict NO_TUNNEL); the metrics that need it (Metric.with_plain) only
-    show with it."""
+    show with it. A stream whose client runs on the host is not voted in
+    a version whose slots saw unequal host load (host_busy)."""
     plan = raw["plan"]
     plains = plain_labels(plan)
     labels = [v["label"] for v in plan["versions"]
               if v["label"] not in plains] + plains
     base = labels[0]
+    loads = host_loads(raw)
     values = {}   # (stream, metric, label) -> [per-round values]
     for r in raw["records"]:
         for k, v in r["metrics"].items():
@@ -178,6 +213,8 @@ def analyse(raw, threshold, cpu_threshold=stats.CPU_THRESHOLD):
                                            noisy=False, p=None)
             if m.key == "dial_failed":
                 dial_verdicts(row, base)
+            if streamlib.client_on_host(s):
+                host_busy(row, base, loads)
             rows.append(row)
     return labels, rows
 
@@ -330,6 +367,8 @@ def verdict_text(c):
     """The verdict cell: the verdict, with the rounds that would settle an
     undecided one; `?` only for a pooled comparison's noisy change."""
     v = c["verdict"]
+    if v == stats.HOST_BUSY:
+        return v
     if v in (stats.INCONCLUSIVE, stats.TOO_NOISY):
         return "%s (%s)" % (v, _rounds(c).replace("more than ", ">")
                             .replace(" rounds", "").replace("more", "?"))
@@ -344,14 +383,18 @@ def _ci(c):
 
 def verdict_lines(labels, rows):
     """Summary sentences: every regression, improvement and inconclusive
-    metric, and per version the metrics too noisy to vote."""
+    metric, and per version the metrics too noisy to vote and the streams
+    not voted for the host's unequal load."""
     out = []
     for lab in labels[1:]:
         noisy = []
+        busy = {}     # stream -> the rounds' (base, lab) host loads
         for row in rows:
             c = row["cmp"][lab]
             m = row["metric"]
             what = "%s %s" % (row["stream"]["name"], m.label)
+            if c["verdict"] == stats.HOST_BUSY:
+                busy.setdefault(row["stream"]["name"], c["host_pairs"])
             if c["verdict"] == stats.TOO_NOISY:
                 noisy.append("%s (%s)" % (what, _rounds(c)))
             if c["verdict"] == stats.INCONCLUSIVE:
@@ -371,7 +414,48 @@ def verdict_lines(labels, rows):
             out.append((stats.TOO_NOISY, "%s too noisy to vote on "
                         "(reported, not voted; the rounds that would "
                         "resolve each): %s" % (lab, "; ".join(noisy))))
+        if busy:
+            out.append((stats.HOST_BUSY, "%s %s (reported, not voted; the "
+                        "host's load besides the bed per round, %s / %s, "
+                        "in cores, more than %g core apart in a round): "
+                        "%s" % (
+                            lab, stats.HOST_BUSY, labels[0], lab,
+                            stats.HOST_UNEQUAL_CORES, "; ".join(
+                                "%s %s" % (name, " ".join(
+                                    "%.2f/%.2f" % p for p in pairs))
+                                for name, pairs in busy.items()))))
     return out
+
+
+def host_load_lines(raw, labels):
+    """Per version, the host's load besides the bed over its slots: median
+    and range in cores, and apart on the streams whose client runs on the
+    host (the ones it reaches). Nothing for a raw.json without it."""
+    streams = {s["name"]: s for s in raw["plan"].get("streams", [])}
+    out, ncpu = [], set()
+    for lab in labels:
+        every, host = [], []
+        for r in raw["records"]:
+            h = r.get("host_load") or {}
+            if r["version"] != lab or h.get("other_cores") is None:
+                continue
+            ncpu.add(h.get("ncpu"))
+            every.append(h["other_cores"])
+            if streamlib.client_on_host(streams.get(r["stream"], {})):
+                host.append(h["other_cores"])
+        if every:
+            out.append("  %s %s over %d slot(s)%s" % (
+                lab, _load_range(every), len(every),
+                "; on host-client streams %s" %
+                _load_range(host) if host else ""))
+    if not out:
+        return []
+    return ["host load besides the bed (cores busy, median and range; %s "
+            "CPUs):" % "/".join(str(n) for n in sorted(ncpu, key=str))] + out
+
+
+def _load_range(xs):
+    return "%.2f (%.2f-%.2f)" % (stats.median(xs), min(xs), max(xs))
 
 
 def undecided_versions(labels, rows, plains=()):
@@ -451,13 +535,16 @@ def write_csv(results_dir, raw, labels, rows):
         w = csv.writer(f)
         keys = [m.key for m in stats.METRICS]
         w.writerow(["round", "version", "stream", "kind"] + keys +
-                   ["server_cpu_s", "bytes", "vm_busy_pct"])
+                   ["server_cpu_s", "bytes", "vm_busy_pct",
+                    "host_other_cores"])
         for r in raw["records"]:
             d = r.get("detail", {})
             w.writerow([r["round"], r["version"], r["stream"], r["kind"]] +
                        [_num(r["metrics"].get(k)) for k in keys] +
                        [_num(d.get("server_cpu_s")), d.get("bytes", ""),
-                        _num(d.get("vm_busy_pct"))])
+                        _num(d.get("vm_busy_pct")),
+                        _num((r.get("host_load") or {}).get(
+                            "other_cores"))])
     return summ, rounds
 
 
@@ -580,7 +667,15 @@ def report(results_dir, threshold, log=print, out=sys.stdout,
               "a version's VM CPU per MB minus plain's\n  in the same round, "
               "the CPU its server and tunnel add, kernel work included.",
               file=out)
+    if any(c["verdict"] == stats.HOST_BUSY for row in rows
+           for c in row["cmp"].values()):
+        print("  `%s`: a stream whose client runs on the host, where "
+              "the two\n  versions' slots of a round saw the host's load "
+              "besides the bed more than\n  %g core apart: reported, not "
+              "voted (regress/README.md, \"The host's load\")."
+              % (stats.HOST_BUSY, stats.HOST_UNEQUAL_CORES), file=out)
     lines = verdict_lines(labels, rows)
+    host_lines = host_load_lines(raw, labels)
     spread = max_spread(labels, rows)
     calm = max_spread(labels, rows, declared=False)
     summ, rounds = write_csv(results_dir, raw, labels, rows)
@@ -589,8 +684,10 @@ def report(results_dir, threshold, log=print, out=sys.stdout,
         table(labels, rows, out=f, color=False)
         for _, ln in lines:
             f.write(ln + "\n")
+        for ln in host_lines:
+            f.write(ln + "\n")
     print("", file=out)
-    for ln in dial_lines(raw, labels):
+    for ln in dial_lines(raw, labels) + host_lines:
         print(ln, file=out)
     if spread:
         print("largest spread between rounds: %.1f %% (%s, %s, %s)"

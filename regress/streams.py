@@ -414,6 +414,13 @@ def _num(x):
     return str(int(x)) if float(x).is_integer() else "%g" % x
 
 
+def client_on_host(stream):
+    """True when the stream's client runs on the host (`client host`, or
+    `sessions` N > 1: pptp-load there), paced by the host's clock and so
+    reached by the host's other load (hostbusy.py)."""
+    return stream.get("client") == "host" or stream.get("sessions", 1) > 1
+
+
 def describe(stream):
     """Short human description: `udp 1200B @ 2 Mbit/s, up, 5 s`."""
     if stream["kind"] == "udp":
