@@ -22,6 +22,7 @@
 #include "pptpd/acct.h"
 #include "pptpd/log.h"
 #include "pptpd/loop.h"
+#include "pptpd/prefix6.h"
 #include "pptpd/radius.h"
 
 /* The Identifier is one octet: at most this many requests unanswered. */
@@ -83,7 +84,7 @@ acct_timeout(void *arg)
 	struct acct_req *r = arg;
 	struct acct *a = r->a;
 
-	if (r->tries <= a->cfg.retries) {
+	if (r->tries < a->cfg.retries) {
 		/* The same packet again (RFC 2866 section 2: a retransmission
 		 * keeps its Identifier and authenticator; we send no
 		 * Acct-Delay-Time that would change them). */
@@ -186,16 +187,27 @@ acct_open(struct loop *loop, const struct radcfg *cfg, char *why, size_t whylen)
 	a->loop = loop;
 	a->cfg = *cfg;
 	a->lf.fd = -1;
+	a->fd = -1;
 	TAILQ_INIT(&a->reqs);
 	ratelimit_init(&a->rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
-	if (acct_socket(a, why, whylen) < 0 ||
-	    loop_fd_add(loop, &a->lf, a->fd, EPOLLIN, acct_input, a) < 0) {
-		if (why[0] == '\0')
-			snprintf(why, whylen, "cannot watch the accounting socket");
+	if (acct_socket(a, why, whylen) < 0) {
+		acct_close(a);
+		return NULL;
+	}
+	if (loop_fd_add(loop, &a->lf, a->fd, EPOLLIN, acct_input, a) < 0) {
+		snprintf(why, whylen, "cannot watch the accounting socket");
 		acct_close(a);
 		return NULL;
 	}
 	return a;
+}
+
+static void
+acct_free(void *p)
+{
+	struct acct *a = p;
+	explicit_bzero(a->cfg.secret, sizeof(a->cfg.secret));
+	free(a);
 }
 
 void
@@ -212,8 +224,10 @@ acct_close(struct acct *a)
 		loop_fd_del(a->loop, &a->lf);
 	if (a->fd >= 0)
 		close(a->fd);
-	explicit_bzero(a->cfg.secret, sizeof(a->cfg.secret));
-	free(a);
+	a->fd = -1;
+	/* A reload closes it from another event of the same round, which
+	 * may be followed by the socket's own: freed after the round. */
+	loop_defer_free(a->loop, acct_free, a);
 }
 
 /* The Accounting-Request's attributes (RFC 2866 section 4.1: NAS-IP-Address
@@ -222,9 +236,11 @@ static void
 acct_build(const struct acct *a, const struct acct_session *s,
     struct radius_builder *b, uint8_t id)
 {
-	uint8_t p6[RADIUS_PREFIX6_HDR_LEN + 8] = { 0, 64 };
+	uint8_t p6[RADIUS_PREFIX6_HDR_LEN + PREFIX6_LEN_SESSION / 8] = {
+		0, PREFIX6_LEN_SESSION };
 
-	memcpy(p6 + RADIUS_PREFIX6_HDR_LEN, s->prefix6.s6_addr, 8);
+	memcpy(p6 + RADIUS_PREFIX6_HDR_LEN, s->prefix6.s6_addr,
+	    PREFIX6_LEN_SESSION / 8);
 	radius_begin(b, RADIUS_ACCOUNTING_REQUEST, id);
 	radius_add_u32(b, RADIUS_ACCT_STATUS_TYPE, RADIUS_STATUS_INTERIM_UPDATE);
 	radius_add(b, RADIUS_ACCT_SESSION_ID, s->session_id, strlen(s->session_id));
@@ -234,6 +250,11 @@ acct_build(const struct acct *a, const struct acct_session *s,
 	if (a->cfg.nas_id[0] != '\0')
 		radius_add(b, RADIUS_NAS_IDENTIFIER, a->cfg.nas_id,
 		    strlen(a->cfg.nas_id));
+	/* radius.so's NAS-Port is the ppp unit (its default map-to-ifname):
+	 * the same, so that a server's key for the session (FreeRADIUS'
+	 * acct_unique hashes NAS-Port with the names above) is the same. */
+	if (s->nas_port >= 0)
+		radius_add_u32(b, RADIUS_NAS_PORT, (uint32_t)s->nas_port);
 	radius_add_u32(b, RADIUS_SERVICE_TYPE, RADIUS_SERVICE_FRAMED);
 	radius_add_u32(b, RADIUS_FRAMED_PROTOCOL, RADIUS_PROTOCOL_PPP);
 	if (s->framed_ip.s_addr != INADDR_ANY)

@@ -3,8 +3,8 @@
  * under radius.so's Acct-Session-Id. Today one thing: the session's IPv6
  * /64, which pptpd hands out after radius.so's Accounting-Start has gone
  * (radius.so has no IPv6 of its own), as an Interim-Update carrying
- * Framed-IPv6-Prefix (RFC 3162). Sent on the event loop, retried
- * (radius_timeout, radius_retries of radcfg.h), its answer checked;
+ * Framed-IPv6-Prefix (RFC 3162). Sent on the event loop, radius_retries
+ * times at most, radius_timeout apart (radcfg.h), its answer checked;
  * each outcome logged once, with the session's identity. */
 #ifndef PPTPD_ACCT_H
 #define PPTPD_ACCT_H
@@ -25,6 +25,7 @@ struct acct_session {
 	struct in_addr  framed_ip;     /* INADDR_ANY: not sent */
 	struct in6_addr prefix6;       /* a /64 */
 	uint32_t        session_time;  /* seconds since it came up */
+	long            nas_port;      /* its ppp unit; -1: not sent */
 	const char     *who;           /* "call 3/4" for the log */
 };
 

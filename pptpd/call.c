@@ -578,8 +578,9 @@ call_ipv6_down(struct call *c)
 	if (c->ifname6[0] == '\0')
 		return;
 	nd_link_down(c->calls->nd, c->ifname6, c->id);
-	if (run != NULL && run->route6(run->arg, c->id, c->ifname6, NULL, why,
-	    sizeof(why)) < 0)
+	/* pid 0: reaped, and the monitor took the route away at the reap */
+	if (run != NULL && c->pid != 0 && run->route6(run->arg, c->id,
+	    c->ifname6, NULL, why, sizeof(why)) < 0)
 		log_msg(LOG_WARNING, "call %u/%u %s: user %s: IPv6 route on %s not "
 		    "deleted: %s", c->id, c->peer_id, c->client_str,
 		    c->user[0] ? c->user : "-", c->ifname6, why);
@@ -594,16 +595,31 @@ call_acct_prefix6(struct call *c)
 {
 	char who[48];
 
-	if (c->calls->acct == NULL || c->acct6_sent || c->ifname6[0] == '\0' ||
-	    c->acct_session_id[0] == '\0')
+	unsigned unit;
+
+	/* Once per /64: an IPV6CP renegotiation, which the client controls,
+	 * sends nothing new. */
+	if (c->calls->acct == NULL || c->ifname6[0] == '\0' ||
+	    c->acct_session_id[0] == '\0' || (c->acct6_sent &&
+	    memcmp(&c->acct6_prefix, &c->prefix6, sizeof(c->prefix6)) == 0))
 		return;
 	snprintf(who, sizeof(who), "call %u/%u", c->id, c->peer_id);
 	struct acct_session as = { .session_id = c->acct_session_id,
 		.user = c->user, .framed_ip = c->remote_ip, .prefix6 = c->prefix6,
 		.session_time = c->up_ms != 0 ? (uint32_t)((loop_now(c->calls->loop) -
-		c->up_ms) / 1000) : 0, .who = who };
-	if (acct_interim(c->calls->acct, &as) == 0)
+		c->up_ms) / 1000) : 0, .who = who,
+		.nas_port = sscanf(c->ifname6, "ppp%u", &unit) == 1 ? (long)unit : -1 };
+	if (acct_interim(c->calls->acct, &as) == 0) {
 		c->acct6_sent = 1;
+		c->acct6_prefix = c->prefix6;
+	}
+}
+
+void
+call_acct_renew(struct call *c)
+{
+	c->acct6_sent = 0;   /* what was pending went with the old server */
+	call_acct_prefix6(c);
 }
 
 static void
@@ -640,7 +656,6 @@ call_ipv6_route(struct call *c, const char *ifname)
 	    "advertised", c->id, c->peer_id, c->client_str,
 	    c->user[0] ? c->user : "-", ifname,
 	    call_prefix6_str(c, p6, sizeof(p6)));
-	c->acct6_sent = 0;   /* a new /64, or the same on a new link */
 	call_acct_prefix6(c);
 }
 

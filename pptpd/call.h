@@ -190,7 +190,8 @@ struct call {
 	int               has_prefix6;
 	struct in6_addr   prefix6;
 	char              ifname6[MSS_IFNAME_MAX + 1];
-	int               acct6_sent;   /* the /64 is in an Interim-Update */
+	int               acct6_sent;   /* acct6_prefix is in an Interim-Update */
+	struct in6_addr   acct6_prefix;
 	/* Its rate limit (bits/s, 0: none that way; shaper.h) and where it
 	 * came from: the peers file's rule ("FILE:LINE"), "radius" or "coa";
 	 * the interface it is set on now (its index: shaper_clear's key),
@@ -222,6 +223,9 @@ unsigned calls_sessions(const struct calls *cs);
  * tcp-mss-adjust): the session's interface, if it has one, is added to it
  * (mss.h), or forgotten when there is no table now. */
 void call_mss_renew(struct call *c);
+/* The accounting server changed (a reload): the session's /64 is sent
+ * to the new one (acct.h), what was pending having gone with the old. */
+void call_acct_renew(struct call *c);
 
 /* End the call: tell the peer (if cdn_result is non-zero and the control
  * connection is still there), stop GRE, stop pppd. Idempotent. */

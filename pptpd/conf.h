@@ -136,7 +136,7 @@ struct conf {
 	 * advertised to the session (nd.h); NULL: no IPv6 in the tunnel. */
 	char          *ipv6_pool;
 	/* ipv6-radius-prefixes: where else a RADIUS Framed-IPv6-Prefix may
-	 * be (prefix6.h), as written, and parsed; NULL and empty: none. */
+	 * be (prefix6.h), as written, and parsed; NULL: none. */
 	char          *ipv6_radius_prefixes;
 	struct prefix6_set radius6;
 	struct in_addr listen;        /* INADDR_ANY by default */

@@ -605,6 +605,8 @@ monitor_prefix6_check(struct monitor *m, uint16_t id, const struct in6_addr *p)
 	struct prefix6_set pool;
 	char err[96];
 
+	if (prefix6_is_special(p))
+		return "a multicast, link-local or loopback /64";
 	if (!(m->conf->ipv6_pool != NULL && prefix6_set_parse(m->conf->ipv6_pool,
 	    &pool, err, sizeof(err)) == 0 && prefix6_set_holds(&pool, p)) &&
 	    !prefix6_set_holds(&m->conf->radius6, p))

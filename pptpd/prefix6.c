@@ -7,6 +7,9 @@
 
 #include "pptpd/prefix6.h"
 
+static int prefix6_match(const struct in6_addr *a, const struct in6_addr *b,
+    unsigned len);
+
 /* "2001:db8:100::/56,..." : the longest list item worth reading */
 #define PREFIX6_TEXT_MAX  (INET6_ADDRSTRLEN + 4)
 
@@ -49,11 +52,33 @@ prefix6_parse(const char *text, unsigned minlen, unsigned maxlen,
 		snprintf(err, errlen, "bits set beyond the prefix length /%u", *len);
 		return -1;
 	}
-	if (IN6_IS_ADDR_UNSPECIFIED(addr) || IN6_IS_ADDR_MULTICAST(addr) ||
-	    IN6_IS_ADDR_LINKLOCAL(addr) || IN6_IS_ADDR_LOOPBACK(addr)) {
+	if (prefix6_is_special(addr)) {
 		snprintf(err, errlen, "not a prefix to hand out (unspecified, "
 		    "loopback, link-local or multicast)");
 		return -1;
+	}
+	return 0;
+}
+
+/* Does addr/len overlap what is never a session's: multicast
+ * (ff00::/8), link-local (fe80::/10), or :: and ::1 (::/127)? A short
+ * prefix such as 8000::/1 holds them though its first address is none. */
+static int
+prefix6_special(const struct in6_addr *addr, unsigned len)
+{
+	static const struct {
+		struct in6_addr a;
+		unsigned        len;
+	} special[] = {
+		{ { .s6_addr = { 0xff } }, 8 },
+		{ { .s6_addr = { 0xfe, 0x80 } }, 10 },
+		{ { .s6_addr = { 0 } }, 127 },
+	};
+
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+		unsigned l = len < special[i].len ? len : special[i].len;
+		if (prefix6_match(addr, &special[i].a, l))
+			return 1;
 	}
 	return 0;
 }
@@ -83,6 +108,11 @@ prefix6_set_parse(const char *text, struct prefix6_set *out, char *err,
 			snprintf(err, errlen, "'%s': %s", item, why);
 			goto fail;
 		}
+		if (prefix6_special(&out->p[out->n].addr, out->p[out->n].len)) {
+			snprintf(err, errlen, "'%s': holds multicast, link-local or "
+			    "loopback addresses", item);
+			goto fail;
+		}
 		out->n++;
 		if (s[n] == '\0')
 			return 0;
@@ -105,6 +135,13 @@ prefix6_match(const struct in6_addr *a, const struct in6_addr *b, unsigned len)
 		return 1;
 	uint8_t mask = (uint8_t)(0xff << (8 - rest));
 	return (a->s6_addr[whole] & mask) == (b->s6_addr[whole] & mask);
+}
+
+int
+prefix6_is_special(const struct in6_addr *a)
+{
+	return IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_MULTICAST(a) ||
+	    IN6_IS_ADDR_LINKLOCAL(a) || IN6_IS_ADDR_LOOPBACK(a);
 }
 
 int

@@ -29,10 +29,14 @@ struct prefix6_set {
 	} p[PREFIX6_SET_MAX];
 };
 
-/* "P/L,P/L,...": up to PREFIX6_SET_MAX prefixes of length 1..64. 0, or
- * -1 with err set and *out empty. */
+/* "P/L,P/L,...": up to PREFIX6_SET_MAX prefixes of length 1..64, none
+ * holding a multicast, link-local or loopback address. 0, or -1 with err
+ * set and *out empty. */
 int prefix6_set_parse(const char *text, struct prefix6_set *out, char *err,
     size_t errlen);
+
+/* Unspecified, loopback, link-local or multicast: never a session's. */
+int prefix6_is_special(const struct in6_addr *a);
 
 /* Is `p64` (a /64) inside one of the set's prefixes? */
 int prefix6_set_holds(const struct prefix6_set *s, const struct in6_addr *p64);

@@ -13,10 +13,16 @@
 #include <stddef.h>
 
 #define RADCFG_ACCT_PORT     1813   /* RFC 2866 */
-#define RADCFG_SECRET_MAX    128
+#define RADCFG_SECRET_LEN    48     /* radiusclient's MAX_SECRET_LENGTH */
+#define RADCFG_SECRET_MAX    (RADCFG_SECRET_LEN + 1)
 #define RADCFG_NAS_ID_MAX    64
-#define RADCFG_TIMEOUT_S     3      /* radiusclient's defaults */
-#define RADCFG_RETRIES       2
+/* When the file has no radius_timeout or radius_retries (pppd's
+ * radiusclient wants both; these are its shipped file's values). A
+ * request is sent radius_retries times in all, as radiusclient does. */
+#define RADCFG_TIMEOUT_S     10
+#define RADCFG_RETRIES       3
+#define RADCFG_TIMEOUT_MAX   60
+#define RADCFG_RETRIES_MAX   10
 
 struct radcfg {
 	struct sockaddr_in server;       /* acctserver (the first) */

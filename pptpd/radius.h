@@ -34,6 +34,7 @@
 /* Attribute types (RFC 2865, 2866, 2869, 3162, 4372, 5176). */
 #define RADIUS_USER_NAME              1
 #define RADIUS_NAS_IP_ADDRESS         4
+#define RADIUS_NAS_PORT               5
 #define RADIUS_SERVICE_TYPE           6
 #define RADIUS_FRAMED_PROTOCOL        7
 #define RADIUS_FRAMED_IP_ADDRESS      8

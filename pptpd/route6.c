@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "pptpd/prefix6.h"
 #include "pptpd/route6.h"
 #include "pptpd/rtnl.h"
 
@@ -55,7 +56,7 @@ route6_change(struct route6 *r, int type, unsigned ifindex,
 	nlh->nlmsg_seq = ++r->seq;
 	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = AF_INET6;
-	rtm->rtm_dst_len = 64;
+	rtm->rtm_dst_len = PREFIX6_LEN_SESSION;
 	rtm->rtm_table = RT_TABLE_MAIN;
 	rtm->rtm_protocol = ROUTE6_RTPROT;
 	rtm->rtm_scope = RT_SCOPE_UNIVERSE;

@@ -980,8 +980,14 @@ server_reload(struct server *s, const struct conf *next, char *err,
 		return -1;
 	}
 	if (!same_acct) {
+		struct call *c;
+		log_msg(LOG_NOTICE, "reload: radius-config-file %s: accounting %s",
+		    next->radius_config_file ? next->radius_config_file : "(unset)",
+		    na != NULL ? "to its acctserver, as read now" : "off");
 		acct_close(s->calls.acct);
 		s->calls.acct = na;
+		TAILQ_FOREACH(c, &s->calls.list, s_entry)
+			call_acct_renew(c);
 	}
 	if (!same_pool6)
 		server_pool6_adopt(s, p6);

@@ -358,6 +358,14 @@ done
 check "FreeRADIUS got an Interim-Update with ivan's Acct-Session-Id and Framed-IPv6-Prefix 2001:db8:200:5::/64" \
 	detail_has "Acct-Session-Id = \"$sid6\"" 'Acct-Status-Type = Interim-Update' \
 	'Framed-IPv6-Prefix = 2001:db8:200:5::/64' 'User-Name = "ivan"' 'NAS-Identifier = "pptpd-1"'
+# The same session to the server: what FreeRADIUS' acct_unique hashes
+# (NAS-Port, NAS-IP-Address, NAS-Identifier with the names) as radius.so's
+for at in NAS-Port NAS-IP-Address NAS-Identifier; do
+	a1=$(detail_value "$sid6" Start "$at")
+	a2=$(detail_value "$sid6" Interim-Update "$at")
+	check "its $at is radius.so's Accounting-Start's ($a1 / $a2)" \
+		test -n "$a1" -a "$a1" = "$a2"
+done
 assert_log_contains "$E2E_SERVER_LOG" "accounting: call [0-9/]*: Interim-Update \\(Acct-Session-Id $sid6, IPv6 2001:db8:200:5::/64\\) answered by $RADIUS_IP" \
 	"pptpd logs the answer to it"
 ivan_down

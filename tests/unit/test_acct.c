@@ -44,11 +44,11 @@ write_conf(unsigned port, const char *extra)
 	char text[512];
 	snprintf(text, sizeof(text), "# as examples/radius\nauthserver\t127.0.0.1:1812\n"
 	    "acctserver\t127.0.0.1:%u\nservers\t\t%s/servers\nnas_identifier\tpptpd-1\n"
-	    "bindaddr\t127.0.0.1\nradius_timeout\t1\nradius_retries\t1\n%s",
+	    "bindaddr\t127.0.0.1\nradius_timeout\t1\nradius_retries\t2\n%s",
 	    port, dir, extra);
 	write_file("radiusclient.conf", text);
-	write_file("servers", "# host secret\n198.18.0.250\tother\n127.0.0.1\t"
-	    SECRET "\n");
+	write_file("servers", "# host secret\n198.18.0.250\tother\nlocalhost\t"
+	    SECRET " a comment\n");
 }
 
 static int
@@ -73,35 +73,51 @@ test_radcfg(void **state)
 	assert_int_equal(c.server.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
 	assert_int_equal(c.bind.s_addr, htonl(INADDR_LOOPBACK));
 	assert_int_equal(c.timeout_s, 1);
-	assert_int_equal(c.retries, 1);
-	/* the secret may follow in acctserver itself, as radiusclient allows */
-	write_file("radiusclient.conf", "acctserver 127.0.0.1:1900:inline\n");
+	assert_int_equal(c.retries, 2);
+	/* '#' starts a comment only at a line's start, as radiusclient reads */
+	write_file("servers", "127.0.0.1 ab#cd\n");
 	assert_int_equal(load(&c, why), 0);
-	assert_string_equal(c.secret, "inline");
-	assert_int_equal(ntohs(c.server.sin_port), 1900);
-	assert_int_equal(c.timeout_s, RADCFG_TIMEOUT_S);
+	assert_string_equal(c.secret, "ab#cd");
 	/* what is wrong is said, with the file and line */
+	write_file("servers", "127.0.0.1 0123456789012345678901234567890123456789"
+	    "0123456789\n");
+	assert_int_equal(load(&c, why), -1);
+	assert_non_null(strstr(why, "servers:1: the secret of 127.0.0.1: longer "
+	    "than radiusclient's 48 characters"));
+	write_file("servers", "198.18.0.250 other\n");
+	assert_int_equal(load(&c, why), -1);
+	assert_non_null(strstr(why, "servers: no secret for 127.0.0.1"));
 	write_file("radiusclient.conf", "authserver 127.0.0.1\n");
 	assert_int_equal(load(&c, why), -1);
 	assert_non_null(strstr(why, "radiusclient.conf: no acctserver"));
 	write_file("radiusclient.conf", "acctserver 127.0.0.1\n\nbindaddr x.y\n");
 	assert_int_equal(load(&c, why), -1);
-	assert_non_null(strstr(why, "radiusclient.conf:3: bindaddr 'x.y'"));
+	assert_non_null(strstr(why, "radiusclient.conf:3: bindaddr 'x.y': not "
+	    "an IPv4 address or *"));
 	write_file("radiusclient.conf", "acctserver 127.0.0.1:0\n");
 	assert_int_equal(load(&c, why), -1);
 	assert_non_null(strstr(why, ":1: acctserver '127.0.0.1:0'"));
-	write_conf(1813, "");
-	write_file("servers", "198.18.0.250 other\n");
+	/* pppd's radiusclient takes no secret here: refused, not misread */
+	write_file("radiusclient.conf", "acctserver 127.0.0.1:1813:inline\n");
 	assert_int_equal(load(&c, why), -1);
-	assert_non_null(strstr(why, "servers: no secret for 127.0.0.1"));
+	write_file("radiusclient.conf", "acctserver 127.0.0.1\nradius_timeout abc\n");
+	assert_int_equal(load(&c, why), -1);
+	assert_non_null(strstr(why, ":2: radius_timeout 'abc': want 1 to 60"));
+	write_file("radiusclient.conf", "acctserver 127.0.0.1\nradius_retries 0\n");
+	assert_int_equal(load(&c, why), -1);
+	assert_non_null(strstr(why, ":2: radius_retries '0': want 1 to 10"));
 }
+
+#define ANSWER_NONE    0
+#define ANSWER_FORGED  1   /* one with another secret's authenticator */
+#define ANSWER_BOTH    2   /* that, then the genuine one */
 
 struct server {
 	int             fd;
 	struct loop    *loop;
 	struct loop_timer t;
 	int             got;        /* datagrams received */
-	int             answer;     /* 0: stay silent */
+	int             answer;     /* ANSWER_* */
 	uint8_t         last[RADIUS_MAX_LEN];
 	size_t          last_len;
 };
@@ -120,8 +136,7 @@ server_open(struct server *sv, unsigned *port)
 	return 0;
 }
 
-/* An answer to `req`: first one with a wrong authenticator (dropped),
- * then the right one. */
+/* An answer to `req`, as sv->answer says. */
 static void
 server_answer(struct server *sv, const uint8_t *req, size_t len,
     struct sockaddr_in *to)
@@ -133,6 +148,8 @@ server_answer(struct server *sv, const uint8_t *req, size_t len,
 	radius_begin(&b, RADIUS_ACCOUNTING_RESPONSE, p.id);
 	int n = radius_finish(&b, p.auth, "wrong", 5);
 	sendto(sv->fd, b.buf, (size_t)n, 0, (struct sockaddr *)to, sizeof(*to));
+	if (sv->answer != ANSWER_BOTH)
+		return;
 	radius_begin(&b, RADIUS_ACCOUNTING_RESPONSE, p.id);
 	n = radius_finish(&b, p.auth, SECRET, strlen(SECRET));
 	sendto(sv->fd, b.buf, (size_t)n, 0, (struct sockaddr *)to, sizeof(*to));
@@ -187,7 +204,7 @@ static void
 test_interim(void **state)
 {
 	struct loop *loop = loop_new();
-	struct server sv = { .loop = loop, .answer = 1 };
+	struct server sv = { .loop = loop, .answer = ANSWER_FORGED };
 	struct radcfg c;
 	struct acct_stats st;
 	struct radius_attr a;
@@ -202,17 +219,25 @@ test_interim(void **state)
 	struct acct *ac = acct_open(loop, &c, why, sizeof(why));
 	assert_non_null(ac);
 	struct acct_session s = { .session_id = "692E8D5B12A401", .user = "ivan",
-		.session_time = 7, .who = "call 1/2" };
+		.session_time = 7, .who = "call 1/2", .nas_port = 3 };
 	inet_pton(AF_INET, "198.19.0.10", &s.framed_ip);
 	inet_pton(AF_INET6, "2001:db8:200:5::", &s.prefix6);
 	assert_int_equal(acct_interim(ac, &s), 0);
 	server_tick(&sv);
+	/* A forged answer (another secret) is dropped: not answered, the
+	 * request still waits and goes again after radius_timeout (1 s) */
 	run_for(loop, 400);
 	acct_stats(ac, &st);
 	assert_int_equal(sv.got, 1);
 	assert_int_equal(st.sent, 1);
+	assert_int_equal(st.answered, 0);
+	assert_int_equal(st.bad_answers, 1);
+	sv.answer = ANSWER_BOTH;
+	run_for(loop, 900);
+	acct_stats(ac, &st);
+	assert_int_equal(sv.got, 2);
 	assert_int_equal(st.answered, 1);
-	assert_int_equal(st.bad_answers, 1);   /* the wrong authenticator */
+	assert_int_equal(st.bad_answers, 2);
 	/* What the server got: an Accounting-Request whose authenticator
 	 * holds for the secret, saying Interim-Update, the session and its
 	 * /64 as RFC 3162 writes it. */
@@ -237,10 +262,12 @@ test_interim(void **state)
 	assert_true(last_attr(&sv, RADIUS_USER_NAME, &a));
 	assert_true(last_attr(&sv, RADIUS_ACCT_SESSION_TIME, &a));
 	assert_int_equal(be32_get(a.value), 7);
+	assert_true(last_attr(&sv, RADIUS_NAS_PORT, &a));
+	assert_int_equal(be32_get(a.value), 3);
 
-	/* A server that does not answer: sent 1 + radius_retries times,
+	/* A server that does not answer: sent radius_retries (2) times,
 	 * radius_timeout apart, then given up. */
-	sv.answer = 0;
+	sv.answer = ANSWER_NONE;
 	sv.got = 0;
 	assert_int_equal(acct_interim(ac, &s), 0);
 	run_for(loop, 2600);

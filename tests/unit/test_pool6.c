@@ -188,6 +188,12 @@ test_prefix6_set(void **state)
 	assert_int_equal(set.n, 0);
 	assert_int_equal(prefix6_set_parse("2001:db8::/48,,2001:db9::/48", &set,
 	    err, sizeof(err)), -1);
+	/* a short prefix whose first address is fine but which holds
+	 * link-local or multicast addresses */
+	assert_int_equal(prefix6_set_parse("fe00::/7", &set, err, sizeof(err)), -1);
+	assert_string_equal(err, "'fe00::/7': holds multicast, link-local or "
+	    "loopback addresses");
+	assert_int_equal(prefix6_set_parse("8000::/1", &set, err, sizeof(err)), -1);
 	assert_int_equal(prefix6_set_parse("2001:db8::1/48", &set, err,
 	    sizeof(err)), -1);
 	assert_string_equal(err, "'2001:db8::1/48': bits set beyond the prefix "

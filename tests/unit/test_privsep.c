@@ -610,6 +610,8 @@ static int
 routed(const char *prefix)
 {
 	char cmd[128];
+	/* no `ip`: no answer either way, not a "not routed" */
+	assert_int_equal(system("ip -6 route show >/dev/null 2>&1"), 0);
 	snprintf(cmd, sizeof(cmd), "ip -6 route show %s/64 | grep -q .", prefix);
 	return system(cmd) == 0;
 }
@@ -627,6 +629,8 @@ test_route6_refused(void **state)
 	    "a /64 in neither ipv6-prefix-pool nor ipv6-radius-prefixes");
 	route6_refused(0x2222, "2001:db8:101::", "ppp77",
 	    "a /64 in neither ipv6-prefix-pool nor ipv6-radius-prefixes");
+	route6_refused(0x2222, "fe80::", "ppp77",
+	    "a multicast, link-local or loopback /64");
 	route6_refused(0x7777, pool, "ppp0", "no such call");
 	route6_refused(0x2222, pool, "lo", "not a ppp interface");
 	route6_refused(0x2222, radius, "ppp77", "not the call's ppp interface");
