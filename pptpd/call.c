@@ -1182,7 +1182,15 @@ call_claim_address(struct call *c, const char *ip)
 		return -1;
 	}
 	if (s->pool != NULL && pool_take(s->pool, a) == 0) {
-		char old[INET_ADDRSTRLEN];
+		char old[INET_ADDRSTRLEN], why[128];
+		/* The monitor's pool moves too (privsep), or neither does. */
+		if (s->runner != NULL && s->runner->readdr(s->runner->arg, c->id, a,
+		    why, sizeof(why)) < 0) {
+			pool_release(s->pool, a);
+			log_msg(LOG_WARNING, "call %u/%u: user %s was given %s from the "
+			    "pool: not reserved: %s", c->id, c->peer_id, c->user, ip, why);
+			return 0;
+		}
 		inet_ntop(AF_INET, &c->remote_ip, old, sizeof(old));
 		if (c->remote_ip.s_addr != INADDR_ANY)
 			pool_release(s->pool, c->remote_ip);

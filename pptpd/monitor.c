@@ -680,6 +680,31 @@ monitor_call_route6(struct monitor *m, const struct mon_msg *r)
 	monitor_result(m, r->seq, MON_OK, "");
 }
 
+/* CALL_ADDR: RADIUS gave the call's peer another address of the pool
+ * (pppd's radius.so set it): the reservation moves, so that the address
+ * the call left can start another call and the one it took cannot. An
+ * address not the pool's, or another call's, is refused. */
+static void
+monitor_call_addr(struct monitor *m, const struct mon_msg *r)
+{
+	struct mcall *c = monitor_call(m, r->u.call_addr.call_id);
+	struct in_addr a = { r->u.call_addr.remote_ip };
+
+	if (c == NULL) {
+		monitor_result(m, r->seq, MON_ERR_REFUSED, "no such call");
+		return;
+	}
+	if (m->pool == NULL || pool_take(m->pool, a) < 0) {
+		monitor_iface_refuse(m, r, c->id, "the address is not the pool's, "
+		    "or is taken");
+		return;
+	}
+	if (c->remote.s_addr != INADDR_ANY)
+		pool_release(m->pool, c->remote);
+	c->remote = a;
+	monitor_result(m, r->seq, MON_OK, "");
+}
+
 static void
 monitor_admin(struct monitor *m, const struct mon_msg *r)
 {
@@ -734,6 +759,8 @@ monitor_request(struct monitor *m)
 		monitor_call_rate(m, &r);
 	} else if (r.type == MON_CALL_ROUTE6) {
 		monitor_call_route6(m, &r);
+	} else if (r.type == MON_CALL_ADDR) {
+		monitor_call_addr(m, &r);
 	} else if (r.type == MON_NOTIFY) {
 		monitor_notify(m, &r);
 	} else if (r.type == MON_ADMIN) {

@@ -281,6 +281,18 @@ monlink_route6(void *arg, uint16_t call_id, const char *ifname,
 	    -1 : 0;
 }
 
+static int
+monlink_readdr(void *arg, uint16_t call_id, struct in_addr remote, char *why,
+    size_t whylen)
+{
+	struct mon_msg r = { .type = MON_CALL_ADDR }, a;
+
+	r.u.call_addr.call_id = call_id;
+	r.u.call_addr.remote_ip = remote.s_addr;
+	return monlink_call_request(arg, &r, &a, MON_RESULT, why, whylen) < 0 ?
+	    -1 : 0;
+}
+
 static void
 monlink_ready(void *arg, uint32_t events)
 {
@@ -339,7 +351,7 @@ monlink_new(struct loop *loop, int sock, const struct monlink_events *ev,
 	ml->ev = *ev;
 	ml->lf.fd = -1;
 	ml->runner = (struct pppd_runner){ monlink_start, monlink_signal,
-		monlink_clamp, monlink_shape, monlink_route6, ml };
+		monlink_clamp, monlink_shape, monlink_route6, monlink_readdr, ml };
 	ratelimit_init(&ml->rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
 	ml->ev.gone = monlink_ignore;   /* no loop yet: the error says it */
 	if (monlink_request(ml, &r, &a, &why) < 0 || a.type != MON_WELCOME) {

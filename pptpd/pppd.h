@@ -74,7 +74,9 @@ pid_t pppd_start(const struct conf *conf, const struct pppd_args *in,
  * `down` and `up` bits/s, 0 none that way, 0/0 takes it off); 0, or -1
  * with why set. route6: the call's /64 `prefix` routed to `ifname`
  * (route6.h), or with `prefix` NULL its route deleted; 0, or -1 with why
- * set. The runner takes the interface out of its table, its rate off it
+ * set. readdr: the call's peer has `remote` (of the pool) instead of the
+ * address it was started with; 0, or -1 with why set. The runner takes
+ * the interface out of its table, its rate off it
  * and its route away when pppd is reaped or the call names another one. */
 struct pppd_runner {
 	pid_t (*start)(void *arg, const struct pppd_args *in, int tcp, int sock,
@@ -86,6 +88,8 @@ struct pppd_runner {
 	    uint64_t down, uint64_t up, char *why, size_t whylen);
 	int   (*route6)(void *arg, uint16_t call_id, const char *ifname,
 	    const struct in6_addr *prefix, char *why, size_t whylen);
+	int   (*readdr)(void *arg, uint16_t call_id, struct in_addr remote,
+	    char *why, size_t whylen);
 	void  *arg;
 };
 

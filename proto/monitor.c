@@ -42,6 +42,7 @@ static const struct {
 	[MON_NOTIFY]       = { "notify", 12, 0, MON_FROM_WORKER },
 	[MON_CALL_ROUTE6]  = { "call-route6", 4 + MON_PREFIX6 + MON_IFNAME, 0,
 	                       MON_FROM_WORKER },
+	[MON_CALL_ADDR]    = { "call-addr", 8, 0, MON_FROM_WORKER },
 };
 
 _Static_assert(4 + MON_TEXT <= MON_MAX_BODY, "MON_MAX_BODY holds every body");
@@ -193,6 +194,10 @@ mon_fields_check(const struct mon_msg *m, int wire)
 		break;
 	case MON_CALL_ROUTE6:
 		return mon_route6_check(m, wire);
+	case MON_CALL_ADDR:
+		if (m->u.call_addr.call_id == 0 || m->u.call_addr.remote_ip == 0)
+			return "call ID or address 0";
+		break;
 	case MON_ADMIN:
 		if (m->u.admin.what < MON_ADMIN_RELOAD ||
 		    m->u.admin.what > MON_ADMIN_UPGRADE)
@@ -278,6 +283,11 @@ mon_body_put(const struct mon_msg *m, uint8_t *b)
 	case MON_CALL_CLAMPED:
 		be16_put(b, m->u.call_clamped.call_id);
 		be16_put(b + 2, m->u.call_clamped.mss);
+		break;
+	case MON_CALL_ADDR:
+		be16_put(b, m->u.call_addr.call_id);
+		be16_put(b + 2, 0);
+		memcpy(b + 4, &m->u.call_addr.remote_ip, 4);
 		break;
 	case MON_CALL_ROUTE6:
 		be16_put(b, m->u.call_route6.call_id);
@@ -385,6 +395,10 @@ mon_body_get(struct mon_msg *m, const uint8_t *b)
 		m->u.call_clamped.call_id = be16_get(b);
 		m->u.call_clamped.mss = be16_get(b + 2);
 		break;
+	case MON_CALL_ADDR:
+		m->u.call_addr.call_id = be16_get(b);
+		memcpy(&m->u.call_addr.remote_ip, b + 4, 4);
+		break;
 	case MON_CALL_ROUTE6:
 		m->u.call_route6.call_id = be16_get(b);
 		m->u.call_route6.op = be16_get(b + 2);
@@ -420,6 +434,7 @@ mon_reserved_zero(enum mon_type type, const uint8_t *b)
 	case MON_ADMIN:
 	case MON_CALL_RATE:
 	case MON_NOTIFY:
+	case MON_CALL_ADDR:
 		return be16_get(b + 2) == 0;
 	case MON_CALL_START:
 		return be16_get(b + 6) == 0;

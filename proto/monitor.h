@@ -83,6 +83,11 @@
  *                     up, route the session's /64 to its interface (a
  *                     former route of the call's goes first), or take its
  *                     route away. Answered RESULT  fds 0
+ *   CALL_ADDR      W  u16 call id  u16 0  u32 remote ip (network order):
+ *                     pppd gave the peer this address of the pool instead
+ *                     of the one it was started with (RADIUS'
+ *                     Framed-IP-Address): the pool's reservation moves to
+ *                     it. Answered RESULT  fds 0
  */
 #ifndef PROTO_MONITOR_H
 #define PROTO_MONITOR_H
@@ -118,7 +123,8 @@ enum mon_type {
 	MON_CALL_RATE,
 	MON_NOTIFY,
 	MON_CALL_ROUTE6,
-	MON_TYPE_MAX = MON_CALL_ROUTE6,
+	MON_CALL_ADDR,
+	MON_TYPE_MAX = MON_CALL_ADDR,
 };
 
 /* CALL_START and CALL_STARTED flags */
@@ -209,6 +215,10 @@ struct mon_msg {
 			uint8_t  prefix[MON_PREFIX6];
 			char     ifname[MON_IFNAME];
 		} call_route6;
+		struct {
+			uint16_t call_id;
+			uint32_t remote_ip;                /* network order */
+		} call_addr;
 	} u;
 	int           fds[MON_MAX_FDS];
 	unsigned      nfds;

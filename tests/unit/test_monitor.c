@@ -85,6 +85,10 @@ sample(enum mon_type t)
 		m.u.notify.sessions = 70000;
 		m.u.notify.ctrls = 3;
 		break;
+	case MON_CALL_ADDR:
+		m.u.call_addr.call_id = 0x1234;
+		m.u.call_addr.remote_ip = htonl(0xc613000c);
+		break;
 	case MON_CALL_ROUTE6:
 		m.u.call_route6.call_id = 0x1234;
 		m.u.call_route6.op = MON_ROUTE6_ADD;
@@ -245,6 +249,12 @@ test_bad_fields_refused(void **state)
 	be16_put(buf + MON_HDR_LEN, MON_NOTIFY_STOPPING + 1);
 	refused(buf, n, NULL, 0, "unknown notify state");
 	test_bad_route6_refused();
+	n = encoded(MON_CALL_ADDR, buf);
+	be32_put(buf + MON_HDR_LEN + 4, 0);
+	refused(buf, n, NULL, 0, "call ID or address 0");
+	n = encoded(MON_CALL_ADDR, buf);
+	buf[MON_HDR_LEN + 3] = 1;   /* reserved */
+	refused(buf, n, NULL, 0, "reserved field not zero");
 }
 
 static void

@@ -650,6 +650,51 @@ test_route6_refused(void **state)
 	close(conn); close(c); close(u[0]); close(u[1]);
 }
 
+/* CALL_ADDR: RADIUS' Framed-IP-Address moved a call to another address
+ * of the pool: the monitor's reservation moves with it (the address left
+ * can start a call, the one taken cannot); one not the pool's, or another
+ * call's, is refused and logged. */
+static struct mon_msg
+call_addr(uint16_t id, const char *addr)
+{
+	struct mon_msg m = { .type = MON_CALL_ADDR };
+	m.u.call_addr.call_id = id;
+	m.u.call_addr.remote_ip = ip(addr);
+	return m;
+}
+
+static void
+test_address_moves(void **state)
+{
+	int c1, c2, u1[2], u2[2], conn1, conn2;
+	struct mon_msg a1 = started(0x2222, "198.19.0.10", &conn1, &c1, u1);
+
+	struct mon_msg m = call_addr(0x2222, "198.19.0.99");
+	iface_request_refused(&m, 0x2222, "the address is not the pool's, or is taken");
+	m = call_addr(0x7777, "198.19.0.11");
+	iface_request_refused(&m, 0x7777, "no such call");
+	m = call_addr(0x2222, "198.19.0.11");
+	struct mon_msg a = ask(&m);
+	assert_int_equal(a.type, MON_RESULT);
+	assert_int_equal(a.u.result.status, MON_OK);
+	/* .11 is the call's now: a start there is refused; .10 is free */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u2), 0);
+	conn2 = conn_1723(&c2);
+	m = call_start(0x3333, "198.19.0.11", MON_CALL_REPORTS, conn2, u2[1]);
+	m.u.call_start.local_ip = ip("198.19.0.1");
+	start_refused(&m, "the remote address is not the pool's, or is taken");
+	m = call_start(0x3333, "198.19.0.10", MON_CALL_REPORTS, conn2, u2[1]);
+	a = ask(&m);
+	assert_int_equal(a.type, MON_CALL_STARTED);
+	close(a.fds[0]);
+	/* and the first call cannot take the second's */
+	m = call_addr(0x2222, "198.19.0.10");
+	iface_request_refused(&m, 0x2222, "the address is not the pool's, or is taken");
+	close(a1.fds[0]);
+	close(conn1); close(c1); close(u1[0]); close(u1[1]);
+	close(conn2); close(c2); close(u2[0]); close(u2[1]);
+}
+
 /* The worker killed: what it left of the sessions is ended, the monitor
  * exits 1 with a line that says why. */
 static void
@@ -702,6 +747,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_iface_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_address_moves, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_route6_refused, setup_ipv6,
 		    teardown),
