@@ -684,12 +684,14 @@ test_address_moves(void **state)
 	m.u.call_start.local_ip = ip("198.19.0.1");
 	start_refused(&m, "the remote address is not the pool's, or is taken");
 	m = call_start(0x3333, "198.19.0.10", MON_CALL_REPORTS, conn2, u2[1]);
-	a = ask(&m);
-	assert_int_equal(a.type, MON_CALL_STARTED);
-	close(a.fds[0]);
+	struct mon_msg a2 = ask(&m);
+	assert_int_equal(a2.type, MON_CALL_STARTED);
 	/* and the first call cannot take the second's */
 	m = call_addr(0x2222, "198.19.0.10");
 	iface_request_refused(&m, 0x2222, "the address is not the pool's, or is taken");
+	/* the ptys last: closing one hangs its pppd up (SIGHUP), whose
+	 * CHILD_EXIT would come between a request and its answer */
+	close(a2.fds[0]);
 	close(a1.fds[0]);
 	close(conn1); close(c1); close(u1[0]); close(u1[1]);
 	close(conn2); close(c2); close(u2[0]); close(u2[1]);
