@@ -10,12 +10,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pptpd/radcfg.h"
 
 #define RADCFG_LINE_MAX  512
 #define RADCFG_HOST_MAX  256
 #define RADCFG_PATH_MAX  1024
+
+/* `path` opened for reading, if it is a regular file (a FIFO or a
+ * device named by mistake would block the start, or never end). NULL
+ * with errno set. */
+static FILE *
+radcfg_open(const char *path)
+{
+	struct stat st;
+	FILE *f = fopen(path, "re");
+
+	if (f != NULL && (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode))) {
+		fclose(f);
+		errno = EINVAL;   /* "Invalid argument": said with the path */
+		return NULL;
+	}
+	return f;
+}
 
 /* One file, read a line at a time. */
 struct radcfg_file {
@@ -135,7 +153,7 @@ radcfg_server_line(struct radcfg *c, char *key, char *val, int *found,
 static int
 radcfg_secret(struct radcfg *c, const char *path, char *why, size_t whylen)
 {
-	struct radcfg_file rf = { .path = path, .f = fopen(path, "re") };
+	struct radcfg_file rf = { .path = path, .f = radcfg_open(path) };
 	char *key, *val;
 	int rc, found = 0;
 
@@ -199,7 +217,7 @@ radcfg_key(struct radcfg *c, const char *key, const char *val, int *has_acct,
 int
 radcfg_load(const char *path, struct radcfg *c, char *why, size_t whylen)
 {
-	struct radcfg_file rf = { .path = path, .f = fopen(path, "re") };
+	struct radcfg_file rf = { .path = path, .f = radcfg_open(path) };
 	char servers[RADCFG_PATH_MAX] = "", *key, *val;
 	const char *bad = NULL;
 	int rc, has_acct = 0;

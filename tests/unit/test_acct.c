@@ -103,6 +103,10 @@ test_radcfg(void **state)
 	write_file("radiusclient.conf", "acctserver 127.0.0.1\nradius_timeout abc\n");
 	assert_int_equal(load(&c, why), -1);
 	assert_non_null(strstr(why, ":2: radius_timeout 'abc': want 1 to 60"));
+	/* only regular files: a device or a FIFO would block or never end */
+	write_file("radiusclient.conf", "acctserver 127.0.0.1\nservers /dev/zero\n");
+	assert_int_equal(load(&c, why), -1);
+	assert_non_null(strstr(why, "/dev/zero: Invalid argument"));
 	write_file("radiusclient.conf", "acctserver 127.0.0.1\nradius_retries 0\n");
 	assert_int_equal(load(&c, why), -1);
 	assert_non_null(strstr(why, ":2: radius_retries '0': want 1 to 10"));
