@@ -39,7 +39,6 @@
 #include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
-#include "pptpd/prefix6.h"
 #include "pptpd/pppd.h"
 #include "pptpd/shaper.h"
 #include "proto/peers.h"
@@ -594,7 +593,6 @@ static void
 call_acct_prefix6(struct call *c)
 {
 	char who[48];
-
 	unsigned unit;
 
 	/* Once per /64: an IPV6CP renegotiation, which the client controls,
@@ -1233,8 +1231,7 @@ call_claim_prefix6(struct call *c, const char *text)
 		return 0;
 	/* A route is a claim on traffic: only a /64 of ours to hand out, or
 	 * of the prefixes the admin gave RADIUS, is routed (prefix6.h). */
-	if (!(c->calls->pool6 != NULL && pool6_holds(c->calls->pool6, &p)) &&
-	    !prefix6_set_holds(&c->calls->conf->radius6, &p)) {
+	if (!conf_prefix6_routable(c->calls->conf, &p)) {
 		log_msg(LOG_WARNING, "call %u/%u: user %s: Framed-IPv6-Prefix %s "
 		    "is in neither ipv6-prefix-pool nor ipv6-radius-prefixes: "
 		    "ignored (the session keeps the pool's)", c->id, c->peer_id,

@@ -348,6 +348,8 @@ set_value(struct loader *ld, const struct key *k, const char *val)
 			return -1;
 		}
 		pool6_free(p6);
+		/* pool6_new took it: it is one prefix of a set's kind */
+		prefix6_set_parse(val, &ld->c->pool6_net, perr, sizeof(perr));
 		return set_str(field(ld->c, k), val);
 	}
 	case K_PREFIX6S:
@@ -728,6 +730,13 @@ out:
 	return rc;
 }
 
+int
+conf_prefix6_routable(const struct conf *c, const struct in6_addr *p)
+{
+	return !prefix6_is_special(p) && (prefix6_set_holds(&c->pool6_net, p) ||
+	    prefix6_set_holds(&c->radius6, p));
+}
+
 void
 conf_free(struct conf *c)
 {
@@ -755,6 +764,7 @@ conf_free(struct conf *c)
 	c->localip = c->remoteip = c->plugin = c->peers = NULL;
 	c->ipv6_pool = c->ipv6_radius_prefixes = NULL;
 	memset(&c->radius6, 0, sizeof(c->radius6));
+	memset(&c->pool6_net, 0, sizeof(c->pool6_net));
 }
 
 static int

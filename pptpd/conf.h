@@ -135,6 +135,7 @@ struct conf {
 	/* ipv6-prefix-pool: a /64 per session out of it (pool6.h), routed and
 	 * advertised to the session (nd.h); NULL: no IPv6 in the tunnel. */
 	char          *ipv6_pool;
+	struct prefix6_set pool6_net;      /* ipv6_pool, parsed; empty: none */
 	/* ipv6-radius-prefixes: where else a RADIUS Framed-IPv6-Prefix may
 	 * be (prefix6.h), as written, and parsed; NULL: none. */
 	char          *ipv6_radius_prefixes;
@@ -201,6 +202,12 @@ void conf_init(struct conf *c);
  * here, each at its own line, and as a pair (pool_new) at the later line. */
 int  conf_load(struct conf *c, const char *path, char *err, size_t errlen);
 void conf_free(struct conf *c);
+
+/* May a session's /64 `p` be routed? Inside ipv6-prefix-pool or
+ * ipv6-radius-prefixes, and not multicast, link-local or loopback: a
+ * route is a claim on traffic. The one rule both the worker (a RADIUS
+ * Framed-IPv6-Prefix) and the monitor (CALL_ROUTE6) apply. */
+int conf_prefix6_routable(const struct conf *c, const struct in6_addr *p);
 
 /* Does `b` change a key of `a` that only a restart may change (sockets
  * and files set up once, the data path, privsep)? 0, or -1 with err set

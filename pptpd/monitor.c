@@ -602,15 +602,10 @@ monitor_call_rate(struct monitor *m, const struct mon_msg *r)
 static const char *
 monitor_prefix6_check(struct monitor *m, uint16_t id, const struct in6_addr *p)
 {
-	struct prefix6_set pool;
-	char err[96];
-
-	if (prefix6_is_special(p))
-		return "a multicast, link-local or loopback /64";
-	if (!(m->conf->ipv6_pool != NULL && prefix6_set_parse(m->conf->ipv6_pool,
-	    &pool, err, sizeof(err)) == 0 && prefix6_set_holds(&pool, p)) &&
-	    !prefix6_set_holds(&m->conf->radius6, p))
-		return "a /64 in neither ipv6-prefix-pool nor ipv6-radius-prefixes";
+	if (!conf_prefix6_routable(m->conf, p))
+		return prefix6_is_special(p) ? "a multicast, link-local or "
+		    "loopback /64" : "a /64 in neither ipv6-prefix-pool nor "
+		    "ipv6-radius-prefixes";
 	for (size_t i = 0; i < m->ncalls; i++)
 		if (m->calls[i].id != id && m->calls[i].routed6 != 0 &&
 		    memcmp(&m->calls[i].prefix6, p, sizeof(*p)) == 0)
@@ -669,9 +664,8 @@ monitor_call_route6(struct monitor *m, const struct mon_msg *r)
 	monitor_unroute6(m, c);
 	unsigned ix = if_nametoindex(name);
 	if (ix == 0 || route6_add(m->route6, ix, &p) < 0) {
-		snprintf(err, sizeof(err), "route to %s: %s", name, errno == EEXIST ?
-		    "a route to that /64 exists already (not pptpd's to replace)" :
-		    strerror(errno));
+		snprintf(err, sizeof(err), "route to %s: %s", name,
+		    route6_strerror(errno));
 		monitor_result(m, r->seq, MON_ERR_FAILED, err);
 		return;
 	}

@@ -175,9 +175,8 @@ nd_link_up(struct nd *n, const char *ifname, unsigned owner,
 	if (l != NULL)
 		nd_link_down(n, ifname, owner);   /* renewed: the old one goes */
 	if (route && route6_add(n->rt, ifindex, prefix) < 0) {
-		snprintf(why, whylen, "route to %s: %s", ifname, errno == EEXIST ?
-		    "a route to that /64 exists already (not pptpd's to replace)" :
-		    strerror(errno));
+		snprintf(why, whylen, "route to %s: %s", ifname,
+		    route6_strerror(errno));
 		return -1;
 	}
 	if ((l = calloc(1, sizeof(*l))) == NULL) {

@@ -175,13 +175,6 @@ pool6_release(struct pool6 *p, const struct in6_addr *prefix)
 	return 0;
 }
 
-int
-pool6_holds(const struct pool6 *p, const struct in6_addr *prefix)
-{
-	uint32_t idx;
-	return pool6_index(p, prefix, &idx) == 0;
-}
-
 size_t
 pool6_size(const struct pool6 *p)
 {

@@ -39,8 +39,6 @@ int    pool6_alloc(struct pool6 *p, struct in6_addr *out);
 int    pool6_take(struct pool6 *p, const struct in6_addr *prefix);
 /* Give `prefix` back; -1, changing nothing, when it was not taken. */
 int    pool6_release(struct pool6 *p, const struct in6_addr *prefix);
-/* Is `prefix` one of the pool's /64s (taken or not)? */
-int    pool6_holds(const struct pool6 *p, const struct in6_addr *prefix);
 size_t pool6_size(const struct pool6 *p);
 size_t pool6_available(const struct pool6 *p);
 

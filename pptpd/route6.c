@@ -1,8 +1,10 @@
 /* The sessions' /64 routes; see route6.h. */
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "pptpd/prefix6.h"
@@ -70,6 +72,13 @@ int
 route6_add(struct route6 *r, unsigned ifindex, const struct in6_addr *prefix)
 {
 	return route6_change(r, RTM_NEWROUTE, ifindex, prefix);
+}
+
+const char *
+route6_strerror(int err)
+{
+	return err == EEXIST ? "a route to that /64 exists already (not "
+	    "pptpd's to replace)" : strerror(err);
 }
 
 int

@@ -27,5 +27,7 @@ void route6_close(struct route6 *r);
 int route6_add(struct route6 *r, unsigned ifindex, const struct in6_addr *prefix);
 /* 0, or -1 with errno (ESRCH, ENODEV: gone already, with its interface). */
 int route6_del(struct route6 *r, unsigned ifindex, const struct in6_addr *prefix);
+/* route6_add's failure `err` (an errno) in words for the log. */
+const char *route6_strerror(int err);
 
 #endif

@@ -64,8 +64,13 @@ SERVER_PPPD_OPTS="plugin radius.so
 radius-config-file $E2E_DIR/radius/radiusclient.conf
 avpair NAS-IP-Address=$SERVER_IP"
 printf 'user erin allow\n' >"$E2E_DIR/pptpd-peers"
-write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100" \
-	"ipv6-prefix-pool 2001:db8:100::/56" "radius-config-file $E2E_DIR/radius/radiusclient.conf"
+# server_conf [LINE...]: this suite's pptpd.conf, and LINEs
+server_conf() {
+	write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100" \
+		"ipv6-prefix-pool 2001:db8:100::/56" \
+		"radius-config-file $E2E_DIR/radius/radiusclient.conf" "$@"
+}
+server_conf
 server_start
 
 # dial NAME NS USER PASS MPPE_OPT [PPPD_OPT]: a client; sets STATE
@@ -328,12 +333,16 @@ ivan_down() {
 	client_down ivan
 	wait_count ': ended after' "$e0" 20 || true
 }
-dial ivan "$NS_CLI2" ivan ivanpass require-mppe-128 +ipv6
-check "ivan is up (no ipv6-radius-prefixes)" test "$STATE" = up
-# (once, on Debian 13's kernel path under a host load of 4, his client
-# was gone before IPCP: what it said is kept for the next time)
-[ "$STATE" = up ] || diag "$(tail -n 25 "$E2E_DIR/clients/ivan/pppd.log" 2>/dev/null)"
-v6=$(ivan_v6)
+# ivan_up WHEN: ivan dialled with IPv6; his global address in $v6
+ivan_up() {
+	dial ivan "$NS_CLI2" ivan ivanpass require-mppe-128 +ipv6
+	check "ivan is up ($1)" test "$STATE" = up
+	# (once, on Debian 13's kernel path under a host load of 4, his
+	# client was gone before IPCP: what it said is kept for next time)
+	[ "$STATE" = up ] || diag "$(tail -n 25 "$E2E_DIR/clients/ivan/pppd.log" 2>/dev/null)"
+	v6=$(ivan_v6)
+}
+ivan_up "no ipv6-radius-prefixes"
 check "ivan's client forms its address in the pool's 2001:db8:100::/56, not his RADIUS /64 (got ${v6:-none})" \
 	grep -q '^2001:db8:100:' <<<"$v6"
 assert_log_contains "$E2E_SERVER_LOG" 'user ivan: Framed-IPv6-Prefix 2001:db8:200:5::/64 is in neither ipv6-prefix-pool nor ipv6-radius-prefixes: ignored' \
@@ -342,15 +351,11 @@ check "no route to 2001:db8:200:5::/64" \
 	bash -c "! ip -n $NS_SRV -6 route show | grep -q '^2001:db8:200:5::/64'"
 ivan_down
 
-write_server_conf "plugin $plugin" "peers $E2E_DIR/pptpd-peers" "pool-share-per-client 100" \
-	"ipv6-prefix-pool 2001:db8:100::/56" "radius-config-file $E2E_DIR/radius/radiusclient.conf" \
-	"ipv6-radius-prefixes 2001:db8:200::/48"
+server_conf "ipv6-radius-prefixes 2001:db8:200::/48"
 r0=$(count 'reloaded ')
 kill -HUP "$(server_pid)"
 check "the reload naming ipv6-radius-prefixes is done" wait_count 'reloaded ' "$r0" 20
-dial ivan "$NS_CLI2" ivan ivanpass require-mppe-128 +ipv6
-check "ivan is up" test "$STATE" = up
-v6=$(ivan_v6)
+ivan_up "ipv6-radius-prefixes names his /64's"
 check "ivan's client forms its address in his Framed-IPv6-Prefix 2001:db8:200:5::/64 (got ${v6:-none})" \
 	grep -q '^2001:db8:200:5:' <<<"$v6"
 assert_log_contains "$E2E_SERVER_LOG" 'user ivan: IPv6 2001:db8:200:5::/64 from RADIUS \(Framed-IPv6-Prefix\)' \

@@ -1,5 +1,6 @@
 /* harness.h -- small helpers the unit tests that drive real processes
- * share (test_daemon, test_privsep, test_monitor): a network namespace's
+ * share (test_daemon, test_privsep, test_monitor, test_acct): a file
+ * written, a network namespace's
  * loopback, a log line looked for, a process's descriptors counted, a
  * datagram on a stand-in for systemd's notify socket. */
 #ifndef TESTS_UNIT_HARNESS_H
@@ -14,6 +15,20 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+/* `text` as the file `name` in `dir` (cmocka's assert_* need the test's
+ * own includes, so failure is the caller's to see: -1). */
+static inline int
+harness_write(const char *dir, const char *name, const char *text)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	if (f == NULL)
+		return -1;
+	int rc = fputs(text, f) < 0 ? -1 : 0;
+	return fclose(f) == 0 ? rc : -1;
+}
 
 /* The loopback of the namespace the test made for itself, up. */
 static inline void

@@ -21,6 +21,7 @@
 #include "pptpd/loop.h"
 #include "pptpd/radcfg.h"
 #include "pptpd/radius.h"
+#include "tests/unit/harness.h"
 
 #define SECRET "s3cr3t-acct"
 
@@ -29,12 +30,7 @@ static char dir[] = "/tmp/pptpd-acct-XXXXXX";
 static void
 write_file(const char *name, const char *text)
 {
-	char path[128];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(harness_write(dir, name, text), 0);
 }
 
 /* radiusclient.conf naming 127.0.0.1:port and our servers file. */

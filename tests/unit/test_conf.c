@@ -742,6 +742,16 @@ test_ipv6_radius_prefixes(void **state)
 	assert_int_equal(fx->c.radius6.n, 2);
 	assert_true(prefix6_set_holds(&fx->c.radius6, &in));
 	assert_false(prefix6_set_holds(&fx->c.radius6, &out));
+	/* the one rule: a /64 of the pool or of the set, nothing else */
+	expect_ok(fx, "ipv6-prefix-pool 2001:db8:100::/56\n"
+	    "ipv6-radius-prefixes 2001:db8:200::/48\n");
+	struct in6_addr pool, past;
+	inet_pton(AF_INET6, "2001:db8:100:ff::", &pool);
+	inet_pton(AF_INET6, "2001:db8:101::", &past);
+	assert_true(conf_prefix6_routable(&fx->c, &pool));
+	assert_true(conf_prefix6_routable(&fx->c, &in));
+	assert_false(conf_prefix6_routable(&fx->c, &past));
+	assert_false(conf_prefix6_routable(&fx->c, &out));
 	expect_err(fx, "ipv6-radius-prefixes 2001:db8:200::/48,\n", 1,
 	    "ipv6-radius-prefixes: want PREFIX/LENGTH[,PREFIX/LENGTH...]");
 	expect_err(fx, "ipv6-radius-prefixes 2001:db8:200::/96\n", 1,

@@ -70,12 +70,7 @@ static const char *daemon_pidfile;
 static void
 write_file(const char *name, const char *text)
 {
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(harness_write(tmpdir, name, text), 0);
 }
 
 static int
