@@ -6,6 +6,7 @@
  * valid: a bad edit followed by a reload must not leave half a config. */
 #include "pptpd/conf.h"
 #include "pptpd/dae_clients.h"
+#include "pptpd/fileset.h"
 #include "pptpd/radcfg.h"
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
@@ -13,12 +14,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Longest piece of a bad token quoted in an error. */
 #define CONF_QUOTE_MAX 40
@@ -109,6 +112,7 @@ static const struct key keys[] = {
 	{ "radius-dae-require-timestamp", K_FLAG, F(dae_require_timestamp), 0, 0,
 	  NULL },
 	{ "privsep",     K_ENUM,  F(privsep),     0, 0, NULL },
+	{ "privsep-user", K_PATH, F(privsep_user), 0, 0, NULL },
 	{ "tcp-mss-adjust", K_MSS, F(tcp_mss_adjust), CONF_MSS_MIN, CONF_MSS_MAX,
 	  NULL },
 	{ "bcrelay",     K_IGNORED, 0, 0, 0,
@@ -131,6 +135,7 @@ field(struct conf *c, const struct key *k)
 struct loader {
 	struct conf *c;
 	const char  *path;
+	struct fileset *fs;          /* NULL: open the files by path */
 	int          line;
 	int          seen[NKEYS];   /* line where each key was first set */
 	char         why[CONF_ERR_LEN];
@@ -587,8 +592,8 @@ check_dae(struct loader *ld)
 		    "absolute path");
 		return -1;
 	}
-	if (dae_clients_load(c->dae_clients_file, &c->dae_clients, err,
-	    sizeof(err)) < 0) {
+	if (dae_clients_load(c->dae_clients_file, ld->fs, &c->dae_clients,
+	    err, sizeof(err)) < 0) {
 		ld->line = seen_at(ld, "radius-dae-clients");
 		snprintf(ld->why, sizeof(ld->why), "radius-dae-clients: %s", err);
 		return -1;
@@ -613,7 +618,8 @@ check_radcfg(struct loader *ld)
 	if (c->radius_config_file == NULL)
 		return 0;
 	if (c->radius_config_file[0] != '/' ||
-	    radcfg_load(c->radius_config_file, &c->radcfg, err, sizeof(err)) < 0) {
+	    radcfg_load(c->radius_config_file, ld->fs, &c->radcfg, err,
+	    sizeof(err)) < 0) {
 		ld->line = seen_at(ld, "radius-config-file");
 		snprintf(ld->why, sizeof(ld->why), "radius-config-file: %s",
 		    c->radius_config_file[0] != '/' ? "needs an absolute path" : err);
@@ -648,6 +654,8 @@ conf_copy(struct conf *dst, const struct conf *src)
 	dst->dae_clients_file = NULL;
 	dst->dae_clients = NULL;   /* read again from the file by conf_load */
 	dst->radius_config_file = NULL;
+	dst->privsep_user = NULL;
+	rc |= src->privsep_user && set_str(&dst->privsep_user, src->privsep_user);
 	rc |= src->radius_config_file &&
 	    set_str(&dst->radius_config_file, src->radius_config_file);
 	rc |= src->dae_clients_file &&
@@ -676,6 +684,7 @@ conf_init(struct conf *c)
 	set_str(&c->pidfile, CONF_DEFAULT_PIDFILE);
 	set_str(&c->speed, CONF_DEFAULT_SPEED);
 	set_str(&c->plugin, CONF_DEFAULT_PLUGIN);
+	set_str(&c->privsep_user, CONF_DEFAULT_PRIVSEP_USER);
 	c->listen.s_addr = htonl(INADDR_ANY);
 	c->connections = CONF_DEFAULT_CONNECTIONS;
 	c->per_client = CONF_DEFAULT_PER_CLIENT;
@@ -694,10 +703,17 @@ conf_init(struct conf *c)
 int
 conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 {
+	return conf_load_fs(c, path, NULL, err, errlen);
+}
+
+int
+conf_load_fs(struct conf *c, const char *path, struct fileset *fs, char *err,
+    size_t errlen)
+{
 	struct conf t;
-	struct loader ld = { .c = &t, .path = path };
+	struct loader ld = { .c = &t, .path = path, .fs = fs };
 	FILE *f = NULL;
-	int rc = -1;
+	int fd, rc = -1;
 
 	if (conf_copy(&t, c) < 0 || set_str(&t.file, path) < 0) {
 		snprintf(ld.why, sizeof(ld.why), "out of memory");
@@ -705,9 +721,12 @@ conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 	}
 	/* Lines point into this file: values kept from before have none. */
 	t.line_localip = t.line_remoteip = 0;
-	if ((f = fopen(path, "r")) == NULL) {
+	if ((fd = fileset_open(fs, path, O_RDONLY)) < 0 ||
+	    (f = fdopen(fd, "r")) == NULL) {
 		snprintf(ld.why, sizeof(ld.why), "cannot open: %s",
 		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		goto out;
 	}
 	if (read_file(&ld, f) == 0 && check_pool(&ld) == 0 &&
@@ -741,6 +760,8 @@ void
 conf_free(struct conf *c)
 {
 	free(c->file);
+	free(c->privsep_user);
+	c->privsep_user = NULL;
 	free(c->option);
 	free(c->ppp);
 	free(c->pidfile);
@@ -799,6 +820,8 @@ conf_restart_key(const struct conf *a, const struct conf *b)
 		return "pidfile";
 	if (a->privsep != b->privsep)   /* the process's shape */
 		return "privsep";
+	if (str_differs(a->privsep_user, b->privsep_user))   /* the worker's */
+		return "privsep-user";
 	return NULL;
 }
 

@@ -62,6 +62,7 @@
 #define CONF_DEFAULT_OPTIONS     "/etc/ppp/options.pptpd"
 #define CONF_DEFAULT_PPP         "/usr/sbin/pppd"
 #define CONF_DEFAULT_PIDFILE     "/var/run/pptpd.pid"
+#define CONF_DEFAULT_PRIVSEP_USER "pptpd"   /* privsep-user */
 #define CONF_DEFAULT_SPEED       "115200"
 #define CONF_DEFAULT_CONNECTIONS 100
 #define CONF_DEFAULT_STIMEOUT    30     /* seconds; what Windows waits */
@@ -123,6 +124,7 @@ enum conf_datapath {
 	CONF_DATAPATH_AUTO,
 };
 struct dae_clients;
+struct fileset;
 
 struct conf {
 	char          *file;          /* path it was read from */
@@ -167,6 +169,9 @@ struct conf {
 	 * worker that runs the rest (monitor.h); no (the default for now):
 	 * one process. A reload cannot change it. */
 	int            privsep;
+	/* privsep-user: the worker's user (CONF_DEFAULT_PRIVSEP_USER, which
+	 * the package creates); never NULL after conf_init. */
+	char          *privsep_user;
 	/* radius-dae-listen: sin_port 0 when not set (no RFC 5176 server). */
 	struct sockaddr_in dae_listen;
 	char          *dae_clients_file;
@@ -201,6 +206,9 @@ void conf_init(struct conf *c);
  * the old settings. A missing file is an error. The pool specs are checked
  * here, each at its own line, and as a pair (pool_new) at the later line. */
 int  conf_load(struct conf *c, const char *path, char *err, size_t errlen);
+/* The same, opening every file through `fs` (fileset.h; NULL: by path). */
+int  conf_load_fs(struct conf *c, const char *path, struct fileset *fs,
+    char *err, size_t errlen);
 void conf_free(struct conf *c);
 
 /* May a session's /64 `p` be routed? Inside ipv6-prefix-pool or

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "pptpd/dae_clients.h"
+#include "pptpd/fileset.h"
 #include "common/strclean.h"
 
 #define DAE_LINE_MAX   512
@@ -102,7 +103,9 @@ dae_clients_line(struct dae_loader *ld, char *s)
 }
 
 /* The secrets are the keys to hang up any session: refuse a file anybody
- * but us could read or replace, rather than use it. */
+ * but us could read or replace, rather than use it. "Us" is root too:
+ * under privsep the monitor, root, opens it for the unprivileged worker
+ * (fileset.h), and root could replace any file anyway. */
 static int
 dae_clients_check_file(struct dae_loader *ld, int fd)
 {
@@ -112,9 +115,9 @@ dae_clients_check_file(struct dae_loader *ld, int fd)
 		snprintf(ld->why, sizeof(ld->why), "%s", strerror(errno));
 	else if (!S_ISREG(st.st_mode))
 		snprintf(ld->why, sizeof(ld->why), "not a regular file");
-	else if (st.st_uid != geteuid())
-		snprintf(ld->why, sizeof(ld->why), "owned by uid %u, not %u: refused",
-		    (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_uid != 0 && st.st_uid != geteuid())
+		snprintf(ld->why, sizeof(ld->why), "owned by uid %u, not root or "
+		    "%u: refused", (unsigned)st.st_uid, (unsigned)geteuid());
 	else if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0)
 		snprintf(ld->why, sizeof(ld->why), "mode %04o: refused; it holds "
 		    "secrets, group and others must have no access (chmod 0600 %s)",
@@ -160,8 +163,8 @@ dae_clients_read(struct dae_loader *ld, FILE *f)
 }
 
 int
-dae_clients_load(const char *path, struct dae_clients **out, char *err,
-    size_t errlen)
+dae_clients_load(const char *path, struct fileset *fs, struct dae_clients **out,
+    char *err, size_t errlen)
 {
 	struct dae_loader ld = { .path = path };
 	FILE *f = NULL;
@@ -170,7 +173,7 @@ dae_clients_load(const char *path, struct dae_clients **out, char *err,
 	ld.c = calloc(1, sizeof(*ld.c));
 	if (ld.c == NULL)
 		snprintf(ld.why, sizeof(ld.why), "out of memory");
-	else if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	else if ((fd = fileset_open(fs, path, O_RDONLY | O_NOFOLLOW)) < 0)
 		snprintf(ld.why, sizeof(ld.why), "cannot open: %s", strerror(errno));
 	else if (dae_clients_check_file(&ld, fd) < 0)
 		close(fd);

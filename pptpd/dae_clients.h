@@ -17,6 +17,8 @@
 #define DAE_SECRET_MAX   128
 #define DAE_CLIENTS_MAX  1024
 
+struct fileset;
+
 struct dae_client {
 	struct in_addr addr;
 	size_t         slen;
@@ -28,11 +30,11 @@ struct dae_clients {
 	struct dae_client v[];
 };
 
-/* Read `path`. Returns 0 with *out set (free with dae_clients_free), or -1
+/* Read `path` (opened through `fs`, fileset.h; NULL: by path). Returns 0 with *out set (free with dae_clients_free), or -1
  * with err holding "path:line: reason" ("path: reason" when no line is
  * to blame). A file with no client is an error: nobody could be served. */
-int dae_clients_load(const char *path, struct dae_clients **out, char *err,
-    size_t errlen);
+int dae_clients_load(const char *path, struct fileset *fs,
+    struct dae_clients **out, char *err, size_t errlen);
 /* The client at `addr`, or NULL. */
 const struct dae_client *dae_clients_find(const struct dae_clients *c,
     struct in_addr addr);

@@ -17,10 +17,13 @@
 #include <unistd.h>
 
 #include "pptpd/conf.h"
+#include "pptpd/drop.h"
+#include "pptpd/fileset.h"
 #include "pptpd/log.h"
 #include "pptpd/loop.h"
 #include "pptpd/monitor.h"
 #include "pptpd/monlink.h"
+#include "proto/ctl.h"
 #include "proto/peers.h"
 #include "pptpd/pool.h"
 #include "pptpd/server.h"
@@ -191,15 +194,42 @@ check_args(const struct conf *c, const struct opts *o, char *err, size_t errlen)
  * fail each call; read it once here so it fails the start (or the reload)
  * instead. */
 static int
-check_peers(const struct conf *c, char *err, size_t errlen)
+check_peers(const struct conf *c, struct fileset *fs, char *err, size_t errlen)
 {
 	struct peers *p;
+	int fd, rc;
 
 	if (c->peers == NULL || c->noplugin)
 		return 0;
-	if (peers_load(c->peers, &p, err, errlen) < 0)
+	if ((fd = fileset_open(fs, c->peers, O_RDONLY | O_NOCTTY)) < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", c->peers,
+		    strerror(errno));
 		return -1;
+	}
+	rc = peers_load_fd(fd, c->peers, &p, err, errlen);
+	close(fd);
 	peers_free(p);
+	return rc;
+}
+
+/* A plugin named anew must be there, or every call would fail: read
+ * through `fs`, as root (the monitor's recording) or from what it opened
+ * (the worker), so an unprivileged worker's view does not decide. */
+static int
+check_plugin_file(const struct conf *cur, const struct conf *c,
+    struct fileset *fs, char *err, size_t errlen)
+{
+	int fd;
+
+	if (c->noplugin || (cur->plugin != NULL && c->plugin != NULL &&
+	    strcmp(cur->plugin, c->plugin) == 0))
+		return 0;
+	if ((fd = fileset_open(fs, c->plugin, O_RDONLY)) < 0) {
+		snprintf(err, errlen, "pppd plugin %s: %s", c->plugin,
+		    strerror(errno));
+		return -1;
+	}
+	close(fd);
 	return 0;
 }
 
@@ -336,27 +366,48 @@ struct reloader {
 	const struct opts *o;
 	struct server     *s;
 	struct monlink    *ml;     /* privsep: the worker's monitor */
+	struct drop_user   user;   /* privsep: the worker's (privsep-user) */
 	int                monitor_lost;
 	/* -c made absolute before daemon() leaves the working directory */
 	char               path[PATH_MAX];
 };
 
-/* The files read and checked as a start reads them, into `next`. */
+/* The files read and checked as a start reads them, into `next`; each
+ * opened through `fs` (fileset.h; NULL: by path). */
 static int
-reload_read(const struct reloader *r, struct conf *next, char *err,
-    size_t errlen)
+reload_read(const struct reloader *r, struct conf *next, struct fileset *fs,
+    char *err, size_t errlen)
 {
 	conf_init(next);
-	if (conf_load(next, r->path, err, errlen) < 0)
+	if (conf_load_fs(next, r->path, fs, err, errlen) < 0)
 		return -1;
 	if (apply_args(next, r->o) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	if (check_args(next, r->o, err, errlen) < 0 ||
-	    check_peers(next, err, errlen) < 0)
+	    check_peers(next, fs, err, errlen) < 0 ||
+	    check_plugin_file(r->conf, next, fs, err, errlen) < 0)
 		return -1;
 	return 0;
+}
+
+/* Under privsep the worker may not open root's files: it reads the ones
+ * the monitor opened for this reload (monlink_files). */
+static int
+reload_read_worker(const struct reloader *r, struct conf *next, char *err,
+    size_t errlen)
+{
+	struct fileset *fs = NULL;
+	int rc;
+
+	if (r->ml != NULL && (fs = monlink_files(r->ml, err, errlen)) == NULL) {
+		conf_init(next);
+		return -1;
+	}
+	rc = reload_read(r, next, fs, err, errlen);
+	fileset_free(fs);
+	return rc;
 }
 
 /* Read and check everything as a start does, into a new configuration;
@@ -367,7 +418,7 @@ reload(void *arg, char *err, size_t errlen)
 	struct reloader *r = arg;
 	struct conf next, old;
 
-	if (reload_read(r, &next, err, errlen) < 0 ||
+	if (reload_read_worker(r, &next, err, errlen) < 0 ||
 	    nofile_fit(&next, err, errlen) < 0)
 		goto refuse;
 	if (server_reload(r->s, &next, err, errlen) < 0)
@@ -397,6 +448,20 @@ refuse:
 	return -1;
 }
 
+/* RELOAD_FILES: the files a reload reads, opened by the monitor for the
+ * worker (the configuration read is thrown away: the worker's own read
+ * of the same files decides). */
+static int
+monitor_files(void *arg, struct fileset *fs, char *err, size_t errlen)
+{
+	struct reloader *r = arg;
+	struct conf next;
+	int rc = reload_read(r, &next, fs, err, errlen);
+
+	conf_free(&next);
+	return rc;
+}
+
 /* The monitor's reload: the files only (the server is the worker's). */
 static int
 monitor_reload(void *arg, char *err, size_t errlen)
@@ -404,7 +469,7 @@ monitor_reload(void *arg, char *err, size_t errlen)
 	struct reloader *r = arg;
 	struct conf next, old;
 
-	if (reload_read(r, &next, err, errlen) < 0 ||
+	if (reload_read(r, &next, NULL, err, errlen) < 0 ||
 	    conf_restart_check(r->conf, &next, err, errlen) < 0)
 		goto refuse;
 	log_set_debug(next.debug);
@@ -486,7 +551,8 @@ privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
 	}
 	if (w > 0) {
 		struct monitor_env env = { .conf = r->conf, .worker = w,
-			.sock = sv[0], .reload = monitor_reload, .reload_arg = r };
+			.sock = sv[0], .reload = monitor_reload,
+			.files = monitor_files, .reload_arg = r };
 		server_datapath(r->s, &env.kernel_path, &env.guarded);
 		env.clamping = server_clamping(r->s);
 		env.shaping = server_shaping(r->s);
@@ -499,6 +565,10 @@ privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
 	close(sv[0]);
 	/* `ps -C pptpd-worker`; the monitor keeps the name systemd knows. */
 	prctl(PR_SET_NAME, "pptpd-worker");
+	/* Everything root had to open is open: the sockets (listener, raw
+	 * GRE and ICMPv6, DAE, metrics, pptpctl's). */
+	if (drop_privileges(&r->user, err, errlen) < 0)
+		return -1;
 	const struct monlink_events ev = { worker_pppd_exited,
 		worker_monitor_gone, r };
 	if ((r->ml = monlink_new(loop, sv[1], &ev, err, errlen)) == NULL)
@@ -538,7 +608,7 @@ run(struct conf *conf, const struct opts *o)
 	const char *pidfile = (!o->foreground || o->pidfile) ? conf->pidfile : NULL;
 	const char *reason = NULL;
 	struct server *s = NULL;
-	struct reloader reloader = { conf, o, NULL, NULL, 0, "" };
+	struct reloader reloader = { .conf = conf, .o = o };
 	struct loop *loop = loop_new();
 	int rc = EXIT_FAIL, pid_fd = -1, split = 0;
 
@@ -547,6 +617,9 @@ run(struct conf *conf, const struct opts *o)
 
 	if (loop == NULL) {
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
+		reason = err;
+	} else if (conf->privsep && drop_user_find(conf->privsep_user,
+	    &reloader.user, err, sizeof(err)) < 0) {
 		reason = err;
 	} else if (pidfile != NULL &&
 	    (pid_fd = pidfile_lock(pidfile, err, sizeof(err))) < 0) {
@@ -579,6 +652,9 @@ run(struct conf *conf, const struct opts *o)
 		 * the GRE guard), so the monitor leaves by _exit. */
 		log_msg(LOG_NOTICE, "pptpd stopped");
 		pidfile_release(pid_fd, conf->pidfile, 1);
+		/* pptpctl's socket is the worker's, in root's directory, where
+		 * the worker, no longer root, cannot remove it. */
+		unlink(CTL_SOCK_PATH);
 		log_close();
 		_exit(rc);
 	}
@@ -623,7 +699,7 @@ main(int argc, char **argv)
 	else if (apply_args(&conf, &o) < 0)
 		;
 	else if (check_args(&conf, &o, err, sizeof(err)) < 0 ||
-	    check_peers(&conf, err, sizeof(err)) < 0)
+	    check_peers(&conf, NULL, err, sizeof(err)) < 0)
 		fprintf(stderr, "pptpd: %s\n", err);
 	else {
 		log_open("pptpd", 1, conf.debug);

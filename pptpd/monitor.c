@@ -24,6 +24,7 @@
 
 #include "pptpd/conf.h"
 #include "pptpd/datapath.h"
+#include "pptpd/fileset.h"
 #include "pptpd/kguard.h"
 #include "pptpd/log.h"
 #include "pptpd/monitor.h"
@@ -37,6 +38,7 @@
 #include "pptpd/shaper.h"
 #include "proto/monitor.h"
 #include "proto/msg.h"
+#include "common/strclean.h"
 
 /* After the worker is gone, the sessions it left get SIGTERM (pppd ends
  * LCP with the peer) and this long before SIGKILL. */
@@ -80,6 +82,7 @@ struct monitor {
 	struct ratelimit   rl_notify;   /* what goes to systemd, whatever the
 	                                 * worker asks (notify.h's promise) */
 	monitor_reload_fn  reload;
+	monitor_files_fn   files;
 	void              *reload_arg;
 };
 
@@ -718,6 +721,65 @@ monitor_admin(struct monitor *m, const struct mon_msg *r)
 	monitor_result(m, r->seq, MON_OK, "");
 }
 
+/* The paths the worker can be sent: FILE's field holds them. */
+static int
+monitor_files_sendable(const struct fileset *fs)
+{
+	size_t n = fileset_count(fs);
+
+	if (n > MON_FILES_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *p = fileset_path(fs, i);
+		if (strlen(p) >= MON_PATH || p[0] != '/')
+			return 0;
+		for (; *p != '\0'; p++)
+			if (!str_printable((unsigned char)*p))
+				return 0;
+	}
+	return 1;
+}
+
+/* RELOAD_FILES: read the files as a reload does, through a recording set,
+ * and hand the worker each one that was opened (FILE), then the outcome
+ * (RESULT). The worker parses them again: the monitor's read is only
+ * what tells it which files a reload reads. */
+static void
+monitor_reload_files(struct monitor *m, const struct mon_msg *r)
+{
+	struct fileset *fs = fileset_new(FILESET_RECORD);
+	char err[512] = "", text[MON_TEXT];
+	int status = MON_ERR_FAILED;
+
+	if (fs == NULL)
+		snprintf(err, sizeof(err), "out of memory");
+	else if (m->files(m->reload_arg, fs, err, sizeof(err)) < 0)
+		log_msg(LOG_ERR, "monitor: reload: %s", err);
+	else if (!monitor_files_sendable(fs))
+		snprintf(err, sizeof(err), "a file's path is not absolute "
+		    "printable ASCII under %d bytes, or more than %d files: "
+		    "reloading needs a restart", MON_PATH, MON_FILES_MAX);
+	else
+		status = MON_OK;
+	for (size_t i = 0; status == MON_OK && i < fileset_count(fs); i++) {
+		struct mon_msg f = { .type = MON_FILE, .seq = r->seq, .nfds = 1 };
+		f.u.file.index = (uint16_t)i;
+		f.u.file.count = (uint16_t)fileset_count(fs);
+		snprintf(f.u.file.path, sizeof(f.u.file.path), "%s",
+		    fileset_path(fs, i));
+		f.fds[0] = fileset_fd(fs, i);
+		if (monitor_send(m, &f) < 0) {
+			snprintf(err, sizeof(err), "the files could not be sent");
+			status = MON_ERR_FAILED;
+		}
+	}
+	fileset_free(fs);
+	/* The reason may quote a file's bytes: the record takes printable
+	 * ASCII only. */
+	monitor_result(m, r->seq, status, str_clean(text, sizeof(text), err,
+	    sizeof(err), 0));
+}
+
 /* One record from the worker, answered. Returns mon_recv's: 0 may be
  * the end of the worker's socket. */
 static int
@@ -759,6 +821,8 @@ monitor_request(struct monitor *m)
 		monitor_notify(m, &r);
 	} else if (r.type == MON_ADMIN) {
 		monitor_admin(m, &r);
+	} else if (r.type == MON_RELOAD_FILES) {
+		monitor_reload_files(m, &r);
 	} else {
 		monitor_result(m, r.seq, MON_ERR_REFUSED, "not in this version");
 	}
@@ -873,6 +937,7 @@ monitor_run(const struct monitor_env *env)
 	int sock = env->sock;
 	struct monitor m = { .conf = env->conf, .worker = worker,
 		.worker_status = -1, .sock = sock, .reload = env->reload,
+		.files = env->files,
 		.reload_arg = env->reload_arg, .kernel_path = env->kernel_path };
 	sigset_t set;
 

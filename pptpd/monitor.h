@@ -24,10 +24,16 @@
 #include <sys/types.h>
 
 struct conf;
+struct fileset;
 
 /* Re-read the configuration into *conf as a start does, without the
  * server (main.c's); 0, or -1 with err set and *conf unchanged. */
 typedef int (*monitor_reload_fn)(void *arg, char *err, size_t errlen);
+/* Read the files a reload reads, as it does, each opened through `fs`
+ * (a recording fileset.h set), the configuration itself thrown away; 0,
+ * or -1 with err set. */
+typedef int (*monitor_files_fn)(void *arg, struct fileset *fs, char *err,
+    size_t errlen);
 
 /* What the monitor is handed when the worker is forked. */
 struct monitor_env {
@@ -46,7 +52,8 @@ struct monitor_env {
 	int                shaping;       /* startup could open traffic
 	                                     control's netlink socket */
 	monitor_reload_fn  reload;
-	void              *reload_arg;
+	monitor_files_fn   files;      /* RELOAD_FILES */
+	void              *reload_arg; /* both's */
 };
 
 /* Run the monitor until its worker has exited and every pppd is reaped.

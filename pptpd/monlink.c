@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pptpd/fileset.h"
 #include "pptpd/log.h"
 #include "pptpd/loop.h"
 #include "pptpd/monlink.h"
@@ -82,20 +83,12 @@ monlink_lost(struct monlink *ml)
 	ml->ev.gone(ml->ev.arg);
 }
 
-/* Send `req`, wait for its answer into *ans. 0, or -1 with a reason. */
+/* Wait for the next record that answers request `seq`, into *ans. 0, or
+ * -1 with a reason. */
 static int
-monlink_request(struct monlink *ml, struct mon_msg *req, struct mon_msg *ans,
+monlink_answer(struct monlink *ml, uint32_t seq, struct mon_msg *ans,
     const char **reason)
 {
-	req->seq = ++ml->seq;
-	if (ml->lost) {
-		*reason = "the monitor is gone";
-		return -1;
-	}
-	if (mon_send(ml->sock, req) < 0) {
-		*reason = "cannot reach the monitor";
-		return -1;
-	}
 	for (;;) {
 		struct pollfd p = { ml->sock, POLLIN, 0 };
 		int n = poll(&p, 1, MONLINK_ANSWER_MS);
@@ -128,13 +121,30 @@ monlink_request(struct monlink *ml, struct mon_msg *req, struct mon_msg *ans,
 			loop_timer_set(ml->loop, &ml->later, 0, monlink_flush, ml);
 			continue;
 		}
-		if (ans->seq == req->seq)
+		if (ans->seq == seq)
 			return 0;
 		log_rl(&ml->rl, loop_now(ml->loop), LOG_WARNING, "worker: %s "
 		    "from the monitor answers no request: dropped",
 		    mon_type_name(ans->type));
 		mon_close_fds(ans);
 	}
+}
+
+/* Send `req`, wait for its answer into *ans. 0, or -1 with a reason. */
+static int
+monlink_request(struct monlink *ml, struct mon_msg *req, struct mon_msg *ans,
+    const char **reason)
+{
+	req->seq = ++ml->seq;
+	if (ml->lost) {
+		*reason = "the monitor is gone";
+		return -1;
+	}
+	if (mon_send(ml->sock, req) < 0) {
+		*reason = "cannot reach the monitor";
+		return -1;
+	}
+	return monlink_answer(ml, req->seq, ans, reason);
 }
 
 static pid_t
@@ -405,6 +415,49 @@ monlink_notify(void *arg, enum notify_state state, unsigned sessions,
 	if (monlink_call_request(ml, &r, &a, MON_RESULT, why, sizeof(why)) < 0)
 		log_rl(&ml->rl, loop_now(ml->loop), LOG_WARNING, "worker: "
 		    "systemd not told: %s", why);
+}
+
+/* One FILE of RELOAD_FILES' answer, in its place, into `fs`. NULL, or why
+ * not. */
+static const char *
+monlink_file(struct fileset *fs, struct mon_msg *a, uint16_t *count)
+{
+	if (a->u.file.index != fileset_count(fs) ||
+	    (*count != 0 && a->u.file.count != *count))
+		return "the monitor's files came out of order";
+	*count = a->u.file.count;
+	a->nfds = 0;   /* the set's now, or closed by it */
+	if (fileset_add(fs, a->u.file.path, a->fds[0]) < 0)
+		return "out of memory";
+	return NULL;
+}
+
+struct fileset *
+monlink_files(struct monlink *ml, char *err, size_t errlen)
+{
+	struct mon_msg r = { .type = MON_RELOAD_FILES }, a = { .nfds = 0 };
+	struct fileset *fs = fileset_new(FILESET_REPLAY);
+	const char *why = NULL;
+	uint16_t count = 0;
+
+	if (fs == NULL)
+		why = "out of memory";
+	else if (monlink_request(ml, &r, &a, &why) == 0)
+		while (a.type == MON_FILE && (why = monlink_file(fs, &a,
+		    &count)) == NULL && monlink_answer(ml, r.seq, &a, &why) == 0)
+			;
+	if (why == NULL && a.type != MON_RESULT)
+		why = "the monitor did not answer with the files";
+	else if (why == NULL && a.u.result.status != MON_OK)
+		why = a.u.result.text;
+	else if (why == NULL && fileset_count(fs) != count)
+		why = "the monitor's files came short";
+	if (why == NULL)
+		return fs;
+	snprintf(err, errlen, "the monitor could not open the files: %s", why);
+	mon_close_fds(&a);
+	fileset_free(fs);
+	return NULL;
 }
 
 int

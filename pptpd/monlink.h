@@ -12,6 +12,7 @@
 
 #include "pptpd/notify.h"
 
+struct fileset;
 struct loop;
 struct monlink;
 struct pppd_runner;
@@ -39,5 +40,8 @@ void monlink_notify(void *ml, enum notify_state state, unsigned sessions,
 /* The monitor re-reads the configuration too (pptpd.conf names pppd and
  * its options). 0, or -1 with err set. */
 int monlink_reload(struct monlink *ml, char *err, size_t errlen);
+/* RELOAD_FILES: the files a reload reads, opened by the monitor, as a
+ * replaying fileset.h set (free with fileset_free); NULL with err set. */
+struct fileset *monlink_files(struct monlink *ml, char *err, size_t errlen);
 
 #endif

@@ -174,6 +174,10 @@ nd_link_up(struct nd *n, const char *ifname, unsigned owner,
 	}
 	if (l != NULL)
 		nd_link_down(n, ifname, owner);   /* renewed: the old one goes */
+	if (route && n->rt == NULL) {
+		snprintf(why, whylen, "routes are not this process's to add");
+		return -1;
+	}
 	if (route && route6_add(n->rt, ifindex, prefix) < 0) {
 		snprintf(why, whylen, "route to %s: %s", ifname,
 		    route6_strerror(errno));
@@ -332,7 +336,7 @@ nd_socket(void)
 }
 
 struct nd *
-nd_open(struct loop *loop, char *why, size_t whylen)
+nd_open(struct loop *loop, int routes, char *why, size_t whylen)
 {
 	struct nd *n = calloc(1, sizeof(*n));
 
@@ -348,7 +352,9 @@ nd_open(struct loop *loop, char *why, size_t whylen)
 		snprintf(why, whylen, "ICMPv6 socket: %s", strerror(errno));
 		goto fail;
 	}
-	if ((n->rt = route6_open(why, whylen)) == NULL)
+	/* An unprivileged worker keeps no netlink socket: one opened as
+	 * root keeps root's rights (privsep.md). */
+	if (routes && (n->rt = route6_open(why, whylen)) == NULL)
 		goto fail;
 	if (loop_fd_add(loop, &n->lf, n->fd, EPOLLIN, nd_input, n) < 0) {
 		snprintf(why, whylen, "cannot watch the ICMPv6 socket");

@@ -31,9 +31,11 @@ struct nd;
  * 10's MIN_DELAY_BETWEEN_RAS), so a client that floods them gets one
  * advertisement every 3 s, not one each. */
 #define ND_MIN_DELAY_MS     3000
-/* The socket and the netlink handle. NULL with `why` set when IPv6 is
- * not there (no IPv6 in the kernel, no privilege). */
-struct nd *nd_open(struct loop *loop, char *why, size_t whylen);
+/* The socket, and with `routes` the netlink handle (without: the /64s
+ * are routed by someone else, privsep's monitor, and nd_link_up may not
+ * be asked to route). NULL with `why` set when IPv6 is not there (no IPv6
+ * in the kernel, no privilege). */
+struct nd *nd_open(struct loop *loop, int routes, char *why, size_t whylen);
 void nd_close(struct nd *n);
 
 /* IPV6CP is up on `ifname` for call `owner`: route `prefix`/64 to it

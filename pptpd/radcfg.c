@@ -6,12 +6,15 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "pptpd/fileset.h"
 #include "pptpd/radcfg.h"
 
 #define RADCFG_LINE_MAX  512
@@ -22,11 +25,14 @@
  * device named by mistake would block the start, or never end). NULL
  * with errno set. */
 static FILE *
-radcfg_open(const char *path)
+radcfg_open(struct fileset *fs, const char *path)
 {
 	struct stat st;
-	FILE *f = fopen(path, "re");
+	int fd = fileset_open(fs, path, O_RDONLY);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
 
+	if (f == NULL && fd >= 0)
+		close(fd);
 	if (f != NULL && (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode))) {
 		fclose(f);
 		errno = EINVAL;   /* "Invalid argument": said with the path */
@@ -151,9 +157,10 @@ radcfg_server_line(struct radcfg *c, char *key, char *val, int *found,
 
 /* The secret of the acctserver in the servers file. */
 static int
-radcfg_secret(struct radcfg *c, const char *path, char *why, size_t whylen)
+radcfg_secret(struct radcfg *c, struct fileset *fs, const char *path, char *why,
+    size_t whylen)
 {
-	struct radcfg_file rf = { .path = path, .f = radcfg_open(path) };
+	struct radcfg_file rf = { .path = path, .f = radcfg_open(fs, path) };
 	char *key, *val;
 	int rc, found = 0;
 
@@ -215,9 +222,10 @@ radcfg_key(struct radcfg *c, const char *key, const char *val, int *has_acct,
 }
 
 int
-radcfg_load(const char *path, struct radcfg *c, char *why, size_t whylen)
+radcfg_load(const char *path, struct fileset *fs, struct radcfg *c, char *why,
+    size_t whylen)
 {
-	struct radcfg_file rf = { .path = path, .f = radcfg_open(path) };
+	struct radcfg_file rf = { .path = path, .f = radcfg_open(fs, path) };
 	char servers[RADCFG_PATH_MAX] = "", *key, *val;
 	const char *bad = NULL;
 	int rc, has_acct = 0;
@@ -247,5 +255,5 @@ radcfg_load(const char *path, struct radcfg *c, char *why, size_t whylen)
 		    "servers file (where the secret is)");
 		return -1;
 	}
-	return radcfg_secret(c, servers, why, whylen);
+	return radcfg_secret(c, fs, servers, why, whylen);
 }

@@ -24,6 +24,8 @@
 #define RADCFG_TIMEOUT_MAX   60
 #define RADCFG_RETRIES_MAX   10
 
+struct fileset;
+
 struct radcfg {
 	struct sockaddr_in server;       /* acctserver (the first) */
 	struct in_addr     bind;         /* bindaddr; INADDR_ANY: "*" or unset */
@@ -32,8 +34,10 @@ struct radcfg {
 	unsigned           timeout_s, retries;
 };
 
-/* Read `path` (radiusclient.conf) and the servers file it names. 0, or
+/* Read `path` (radiusclient.conf) and the servers file it names, both
+ * opened through `fs` (fileset.h; NULL: by path). 0, or
  * -1 with why set ("file:line: reason"). */
-int radcfg_load(const char *path, struct radcfg *out, char *why, size_t whylen);
+int radcfg_load(const char *path, struct fileset *fs, struct radcfg *out,
+    char *why, size_t whylen);
 
 #endif

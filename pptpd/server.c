@@ -404,7 +404,9 @@ server_nd_open(struct server *s)
 
 	if (s->calls.nd != NULL)
 		return;
-	if ((s->calls.nd = nd_open(s->loop, why, sizeof(why))) == NULL)
+	/* Under privsep the monitor routes the /64s. */
+	if ((s->calls.nd = nd_open(s->loop, !s->conf->privsep, why,
+	    sizeof(why))) == NULL)
 		log_msg(LOG_WARNING, "IPv6 in the tunnel off: %s", why);
 }
 
@@ -940,12 +942,6 @@ server_reload(struct server *s, const struct conf *next, char *err,
 	}
 	if (conf_restart_check(s->conf, next, err, errlen) < 0)
 		return -1;
-	if (!next->noplugin && str_differs(s->conf->plugin, next->plugin) &&
-	    access(next->plugin, R_OK) < 0) {
-		snprintf(err, errlen, "pppd plugin %s: %s", next->plugin,
-		    strerror(errno));
-		return -1;
-	}
 	int same_pool = !str_differs(s->conf->localip, next->localip) &&
 	    !str_differs(s->conf->remoteip, next->remoteip);
 	if (!same_pool && next->remoteip != NULL &&

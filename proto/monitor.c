@@ -43,9 +43,12 @@ static const struct {
 	[MON_CALL_ROUTE6]  = { "call-route6", 4 + MON_PREFIX6 + MON_IFNAME, 0,
 	                       MON_FROM_WORKER },
 	[MON_CALL_ADDR]    = { "call-addr", 8, 0, MON_FROM_WORKER },
+	[MON_RELOAD_FILES] = { "reload-files", 4, 0, MON_FROM_WORKER },
+	[MON_FILE]         = { "file", 4 + MON_PATH, 1, MON_FROM_MONITOR },
 };
 
-_Static_assert(4 + MON_TEXT <= MON_MAX_BODY, "MON_MAX_BODY holds every body");
+_Static_assert(4 + MON_TEXT <= MON_MAX_BODY && 4 + MON_PATH <= MON_MAX_BODY,
+    "MON_MAX_BODY holds every body");
 
 static int
 mon_type_ok(unsigned type)
@@ -203,6 +206,14 @@ mon_fields_check(const struct mon_msg *m, int wire)
 		    m->u.admin.what > MON_ADMIN_UPGRADE)
 			return "unknown admin request";
 		break;
+	case MON_FILE:
+		if (m->u.file.count == 0 || m->u.file.count > MON_FILES_MAX ||
+		    m->u.file.index >= m->u.file.count)
+			return "file index or count out of range";
+		if (!mon_text_ok(m->u.file.path, MON_PATH, wire) ||
+		    m->u.file.path[0] != '/')
+			return "path not an absolute printable string";
+		break;
 	case MON_RESULT:
 		if (m->u.result.status < MON_OK || m->u.result.status > MON_ERR_OFF)
 			return "unknown status";
@@ -221,7 +232,13 @@ mon_body_put(const struct mon_msg *m, uint8_t *b)
 	switch (m->type) {
 	case MON_HELLO:
 	case MON_CONN_HOLD:
+	case MON_RELOAD_FILES:
 		be32_put(b, 0);
+		break;
+	case MON_FILE:
+		be16_put(b, m->u.file.index);
+		be16_put(b + 2, m->u.file.count);
+		mon_text_put(b + 4, m->u.file.path, MON_PATH);
 		break;
 	case MON_WELCOME:
 		be32_put(b, m->u.welcome.generation);
@@ -340,6 +357,12 @@ mon_body_get(struct mon_msg *m, const uint8_t *b)
 	switch (m->type) {
 	case MON_HELLO:
 	case MON_CONN_HOLD:
+	case MON_RELOAD_FILES:
+		break;
+	case MON_FILE:
+		m->u.file.index = be16_get(b);
+		m->u.file.count = be16_get(b + 2);
+		mon_text_get(m->u.file.path, b + 4, MON_PATH);
 		break;
 	case MON_WELCOME:
 		m->u.welcome.generation = be32_get(b);
@@ -426,6 +449,7 @@ mon_reserved_zero(enum mon_type type, const uint8_t *b)
 	switch (type) {
 	case MON_HELLO:
 	case MON_CONN_HOLD:
+	case MON_RELOAD_FILES:
 		return be32_get(b) == 0;
 	case MON_CALL_REFUSED:
 	case MON_CALL_IFACE:

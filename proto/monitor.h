@@ -88,6 +88,17 @@
  *                     of the one it was started with (RADIUS'
  *                     Framed-IP-Address): the pool's reservation moves to
  *                     it. Answered RESULT  fds 0
+ *   RELOAD_FILES   W  u32 0 (reserved)                fds 0: a reload is
+ *                     asked (SIGHUP, pptpctl): open the files it reads.
+ *                     Answered by one FILE per file, then RESULT (not OK:
+ *                     the monitor's own read of them failed, its text why)
+ *   FILE           M  u16 index  u16 count (1..MON_FILES_MAX)
+ *                     char path[MON_PATH] (absolute)  fds 1: a file the
+ *                     reload reads, opened read-only by the monitor (the
+ *                     worker may not open root's 0600 files; it parses
+ *                     them). The one direction a path crosses: the
+ *                     worker's loaders ask for files by the names they
+ *                     read, and find their descriptors by them.
  */
 #ifndef PROTO_MONITOR_H
 #define PROTO_MONITOR_H
@@ -96,12 +107,14 @@
 #include <stdint.h>
 
 #define MON_MAGIC        0x5050544dU   /* "PPTM" */
-#define MON_VERSION      4
+#define MON_VERSION      5
 #define MON_HDR_LEN      16
 #define MON_TEXT         128           /* reasons and results, NUL included */
 #define MON_IFNAME       16            /* IFNAMSIZ, NUL included */
+#define MON_PATH         512           /* FILE's path, NUL included */
+#define MON_FILES_MAX    16            /* files of one reload */
 #define MON_MAX_FDS      2
-#define MON_MAX_BODY     (4 + MON_TEXT)   /* the longest: RESULT's */
+#define MON_MAX_BODY     (4 + MON_PATH)   /* the longest: FILE's */
 #define MON_MAX_LEN      (MON_HDR_LEN + MON_MAX_BODY)
 
 enum mon_type {
@@ -124,7 +137,9 @@ enum mon_type {
 	MON_NOTIFY,
 	MON_CALL_ROUTE6,
 	MON_CALL_ADDR,
-	MON_TYPE_MAX = MON_CALL_ADDR,
+	MON_RELOAD_FILES,
+	MON_FILE,
+	MON_TYPE_MAX = MON_FILE,
 };
 
 /* CALL_START and CALL_STARTED flags */
@@ -219,6 +234,10 @@ struct mon_msg {
 			uint16_t call_id;
 			uint32_t remote_ip;                /* network order */
 		} call_addr;
+		struct {
+			uint16_t index, count;
+			char     path[MON_PATH];
+		} file;
 	} u;
 	int           fds[MON_MAX_FDS];
 	unsigned      nfds;

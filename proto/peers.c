@@ -749,33 +749,41 @@ fail:
 PEERS_API int
 peers_load(const char *path, struct peers **out, char *err, size_t errlen)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
-	int fd, rc;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), rc;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		peers_err(err, errlen, path, 0, "cannot open: %s",
 		    strerror(errno));
 		return -1;
 	}
+	rc = peers_load_fd(fd, path, out, err, errlen);
+	close(fd);
+	return rc;
+}
+
+PEERS_API int
+peers_load_fd(int fd, const char *path, struct peers **out, char *err,
+    size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		peers_err(err, errlen, path, 0, "not a regular file");
-		close(fd);
 		return -1;
 	}
 	if (st.st_size > PEERS_MAX_FILE) {
 		peers_err(err, errlen, path, 0, "file over %d bytes",
 		    PEERS_MAX_FILE);
-		close(fd);
 		return -1;
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (buf == NULL) {
 		peers_err(err, errlen, path, 0, "out of memory");
-		close(fd);
 		return -1;
 	}
 	/* Read up to one byte more than expected to see a file that grew. */
@@ -787,14 +795,12 @@ peers_load(const char *path, struct peers **out, char *err, size_t errlen)
 			peers_err(err, errlen, path, 0, "read error: %s",
 			    strerror(errno));
 			free(buf);
-			close(fd);
 			return -1;
 		}
 		if (r == 0)
 			break;
 		len += (size_t)r;
 	}
-	close(fd);
 	if (len > (size_t)st.st_size) {
 		peers_err(err, errlen, path, 0, "file changed while read");
 		free(buf);

@@ -90,6 +90,10 @@ PEERS_API int peers_parse(const char *text, size_t len, const char *name,
 /* Read and parse the file at PATH (messages name PATH). */
 PEERS_API int peers_load(const char *path, struct peers **out, char *err,
     size_t errlen);
+/* The same from FD, open on it (at its start; left open): a file the
+ * caller could open but not name to us (pptpd/fileset.h). */
+PEERS_API int peers_load_fd(int fd, const char *path, struct peers **out,
+    char *err, size_t errlen);
 
 PEERS_API void peers_free(struct peers *p);
 

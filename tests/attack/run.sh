@@ -216,6 +216,11 @@ EOF
 		;;
 	esac
 } >"$work/pptpd.conf"
+# The worker's user, from the package's sysusers.d file (this runs in the
+# VM, whose root is an overlay).
+if [ "${E2E_PRIVSEP:-}" = yes ] && ! getent passwd pptpd >/dev/null; then
+	systemd-sysusers "$root/systemd/pptpd.sysusers"
+fi
 
 # One bridge in the server's namespace; the client and the attacker hang
 # off it. 198.18.0.0/16 everywhere; the tunnel uses 198.19.0.0/24.

@@ -325,6 +325,16 @@ write_server_conf() {
 		# last, so that the suites' own lines keep their numbers
 		if [ -n "${E2E_PRIVSEP:-}" ]; then echo "privsep $E2E_PRIVSEP"; fi
 	} >"$E2E_DIR/pptpd.conf"
+	[ "${E2E_PRIVSEP:-}" != yes ] || privsep_user
+}
+
+# privsep_user: the worker's user, made from the package's own sysusers.d
+# file, as the package's install makes it (the VM's root is an overlay:
+# the host's /etc/passwd is not touched).
+privsep_user() {
+	getent passwd pptpd >/dev/null && return 0
+	systemd-sysusers "$E2E_ROOT/systemd/pptpd.sysusers" ||
+		{ echo "e2e: cannot make the pptpd user" >&2; return 1; }
 }
 
 # server_start [BINARY] [CONF]: run the server in netns srv in the

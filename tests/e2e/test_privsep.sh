@@ -67,14 +67,33 @@ wait_gone() {
 	return 1
 }
 
+# status_field PID FIELD: the value of FIELD in /proc/PID/status.
+status_field() { awk -v f="$2:" '$1 == f { $1 = ""; sub(/^ +/, ""); print; exit }' "/proc/$1/status"; }
+
 e2e_init
 netns_up
-write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
+# The DAE clients' secrets: root's, 0600, which the worker, no longer
+# root, could not open by name; a reload reads them all the same.
+printf '198.18.0.254 s3cret\n' >"$E2E_DIR/dae-clients"
+chmod 600 "$E2E_DIR/dae-clients"
+write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so" \
+	"radius-dae-listen 127.0.0.1:3799" "radius-dae-clients $E2E_DIR/dae-clients"
 server_start "$PPTPD"
 mon=$(server_pid)
 worker=$(server_worker)
 check "the monitor (pid $mon) runs a worker named pptpd-worker (pid $worker)" \
 	test "$worker" != "$mon"
+uid=$(id -u pptpd)
+check "the worker runs as the pptpd user (uid $uid), real, effective, saved and fs: $(status_field "$worker" Uid)" \
+	test "$(status_field "$worker" Uid | tr -s ' \t' ' ')" = "$uid $uid $uid $uid"
+check "the worker has no supplementary group: '$(status_field "$worker" Groups)'" \
+	test -z "$(status_field "$worker" Groups)"
+check "the worker has no capability (CapEff, CapPrm 0)" \
+	test "$(status_field "$worker" CapEff)$(status_field "$worker" CapPrm)" = 00000000000000000000000000000000
+check "the worker cannot gain any (NoNewPrivs 1)" test "$(status_field "$worker" NoNewPrivs)" = 1
+check "the monitor stays root" test "$(status_field "$mon" Uid | cut -d' ' -f1)" = 0
+check "the worker's user cannot open the DAE secrets by name" \
+	eval '! setpriv --reuid pptpd --regid pptpd --clear-groups cat "$E2E_DIR/dae-clients" >/dev/null 2>&1' 
 assert_log_contains "$E2E_SERVER_LOG" "monitor: the worker is pid $worker" \
 	"the monitor logs its worker's pid"
 check "the pid file names the monitor" test "$(cat "$E2E_DIR/pptpd.pid")" = "$mon"
@@ -117,8 +136,9 @@ check "pptpctl sessions (answered by the worker) lists alice up" \
 
 # ---- a reload: systemd's ExecReload is a SIGHUP to the main pid
 kill -HUP "$mon"
-check "SIGHUP to the monitor reloads (the worker's reload, the monitor's with it)" \
+check "SIGHUP to the monitor reloads (the worker's reload, the monitor's with it; the 0600 secrets opened by the monitor)" \
 	wait_for_log "$E2E_SERVER_LOG" "reloaded .*pptpd.conf" 10
+check "no reload was refused" eval '! grep -q "reload refused" "$E2E_SERVER_LOG"' 
 assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "alice still passes traffic after the reload"
 
 # ---- pptpctl kill: the worker asks, the monitor signals, pppd ends LCP

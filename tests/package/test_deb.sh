@@ -253,6 +253,7 @@ scenario_fresh() {
 
 	local files="/usr/sbin/pptpd /usr/sbin/pptpctl /usr/bin/pptp-load /usr/bin/pptp-echo
 		/usr/lib/pptpd/pptpd-policy.so $unitdir/pptpd.service /usr/lib/tmpfiles.d/pptpd.conf
+		/usr/lib/sysusers.d/pptpd-ng.conf
 		/usr/share/man/man8/pptpd.8.gz /usr/share/man/man8/pptpctl.8.gz
 		/usr/share/man/man5/pptpd.conf.5.gz /usr/share/man/man5/pptpd-peers.5.gz
 		/usr/share/man/man1/pptp-load.1.gz /usr/share/man/man1/pptp-echo.1.gz
@@ -265,6 +266,8 @@ scenario_fresh() {
 	expect "conffiles registered: /etc/pptpd.conf, /etc/ppp/options.pptpd" \
 		"c=\$(dpkg-query -W -f='\${Conffiles}' pptpd-ng); grep -q '^ /etc/pptpd.conf ' <<<\"\$c\" && grep -q '^ /etc/ppp/options.pptpd ' <<<\"\$c\""
 	expect "the service is enabled (multi-user.target.wants)" "[ -L $WANTS ]"
+	expect "the install made the worker's user pptpd: a system user, no login shell" \
+		"u=\$(getent passwd pptpd) && [ \"\$(cut -d: -f3 <<<\"\$u\")\" -lt 1000 ] && [ \"\$(cut -d: -f3 <<<\"\$u\")\" -gt 0 ] && case \"\$(cut -d: -f7 <<<\"\$u\")\" in */nologin|*/false) true;; *) false;; esac"
 	out=$(run "pppd plugin /usr/lib/pptpd/pptpd-policy.so --version 2>&1")
 	if grep -q 'pptpd-policy' <<<"$out" && grep -q '^pppd version' <<<"$out"; then
 		ok "the plugin loads into the installed pppd ($(grep -m1 'pptpd-policy:' <<<"$out" || grep -m1 'pptpd-policy' <<<"$out"))"

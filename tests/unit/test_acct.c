@@ -52,7 +52,7 @@ load(struct radcfg *c, char *why)
 {
 	char path[128];
 	snprintf(path, sizeof(path), "%s/radiusclient.conf", dir);
-	return radcfg_load(path, c, why, 256);
+	return radcfg_load(path, NULL, c, why, 256);
 }
 
 static void

@@ -521,7 +521,7 @@ assert_clients_refused(const char *text, mode_t mode, const char *want)
 	struct dae_clients *c = NULL;
 	char err[256];
 	const char *p = write_file("bad", text, mode);
-	assert_int_equal(dae_clients_load(p, &c, err, sizeof(err)), -1);
+	assert_int_equal(dae_clients_load(p, NULL, &c, err, sizeof(err)), -1);
 	if (strstr(err, want) == NULL)
 		fail_msg("'%s' lacks '%s'", err, want);
 	assert_null(c);
@@ -536,7 +536,7 @@ test_clients_file(void **state)
 	const char *p = write_file("clients", "# RADIUS servers\n\n"
 	    "198.18.0.254 s3cret\n  198.18.0.253\tan#other:one  \r\n", 0600);
 
-	assert_int_equal(dae_clients_load(p, &c, err, sizeof(err)), 0);
+	assert_int_equal(dae_clients_load(p, NULL, &c, err, sizeof(err)), 0);
 	assert_int_equal(c->n, 2);
 	inet_pton(AF_INET, "198.18.0.253", &a);
 	assert_string_equal(dae_clients_find(c, a)->secret, "an#other:one");
@@ -560,7 +560,7 @@ test_clients_file(void **state)
 	assert_clients_refused("1.2.3.4 a\x01z\n", 0600, "bad:1: secret holds a byte");
 	char missing[300];
 	snprintf(missing, sizeof(missing), "%s/none", dir);
-	assert_int_equal(dae_clients_load(missing, &c, err, sizeof(err)), -1);
+	assert_int_equal(dae_clients_load(missing, NULL, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "none: cannot open"));
 }
 

@@ -23,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -397,6 +398,44 @@ server_pid(void)
 				w = (pid_t)atoi(t);
 	fclose(f);
 	return w;
+}
+
+/* prlimit(RLIMIT_NOFILE) of the server, as its own user: under privsep
+ * the worker is not root, and a root without CAP_SYS_RESOURCE (a
+ * container's, this test bed's) may not change another user's limits. */
+static int
+server_prlimit(const struct rlimit *set, struct rlimit *old)
+{
+	pid_t pid = server_pid(), kid;
+	char p[64];
+	struct stat st;
+	int pp[2], status;
+
+	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
+	if (stat(p, &st) < 0)
+		return -1;
+	if (st.st_uid == 0)
+		return prlimit(pid, RLIMIT_NOFILE, set, old);
+	if (pipe(pp) < 0 || (kid = fork()) < 0)
+		return -1;
+	if (kid == 0) {
+		struct rlimit o = { 0, 0 };
+		int rc = setgroups(0, NULL) < 0 ||
+		    setresgid(st.st_gid, st.st_gid, st.st_gid) < 0 ||
+		    setresuid(st.st_uid, st.st_uid, st.st_uid) < 0 ||
+		    prlimit(pid, RLIMIT_NOFILE, set, &o) < 0;
+		_exit(write(pp[1], &o, sizeof(o)) == sizeof(o) && rc == 0 ? 0 : 1);
+	}
+	close(pp[1]);
+	struct rlimit o;
+	ssize_t n = read(pp[0], &o, sizeof(o));
+	close(pp[0]);
+	if (waitpid(kid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0 || n != sizeof(o))
+		return -1;
+	if (old != NULL)
+		*old = o;
+	return 0;
 }
 
 /* The daemon's descriptors. Under valgrind only those below 1024 count:
@@ -776,7 +815,7 @@ test_emfile_sheds_clients(void **state)
 		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)server_pid(), ++low);
 	while (stat(p, &st) == 0);
 	struct rlimit rl = { (rlim_t)low + 2, (rlim_t)low + 2 };
-	assert_int_equal(prlimit(server_pid(), RLIMIT_NOFILE, &rl, NULL), 0);
+	assert_int_equal(server_prlimit(&rl, NULL), 0);
 	long cpu = idle_clients_cpu_ms(s, IDLE_CLIENTS);
 	print_message("daemon CPU at EMFILE with %d clients: %ld ms in %d ms\n",
 	    IDLE_CLIENTS, cpu, SPIN_WINDOW_MS);
@@ -2581,6 +2620,14 @@ test_reload_refused(void **state)
 	assert_true(log_contains("cannot listen on 198.18.255.1:1723"));
 	assert_true(can_connect_to("127.0.0.2"));
 	pns_alive(s1, 4);
+	/* a plugin that is not there (every call would fail): refused */
+	snprintf(cmd, sizeof(cmd), "sed -i 's|^plugin .*|plugin %s/no-such.so|' "
+	    "%s/pptpd.conf", tmpdir, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	reload_by_signal();
+	assert_int_equal(log_count("reload refused"), 3);
+	assert_true(log_contains("no-such.so: No such file or directory"));
+	pns_alive(s1, 5);
 	close(s1);
 }
 
@@ -3616,9 +3663,9 @@ test_ctl_full_table_no_spin(void **state)
 	do
 		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)server_pid(), ++low);
 	while (stat(p, &st) == 0);
-	assert_int_equal(prlimit(server_pid(), RLIMIT_NOFILE, NULL, &old), 0);
+	assert_int_equal(server_prlimit(NULL, &old), 0);
 	rl = (struct rlimit){ (rlim_t)low, old.rlim_max };   /* to restore */
-	assert_int_equal(prlimit(server_pid(), RLIMIT_NOFILE, &rl, NULL), 0);
+	assert_int_equal(server_prlimit(&rl, NULL), 0);
 	snprintf(sun.sun_path, sizeof(sun.sun_path), RUN_DIR "/ctl.sock");
 	for (int i = 0; i < CTL_CLIENTS; i++) {
 		c[i] = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -3638,7 +3685,7 @@ test_ctl_full_table_no_spin(void **state)
 		assert_true(pns_closed(c[i], REPLY_MS));
 		close(c[i]);
 	}
-	assert_int_equal(prlimit(server_pid(), RLIMIT_NOFILE, &old, NULL), 0);
+	assert_int_equal(server_prlimit(&old, NULL), 0);
 	assert_int_equal(pptpctl("status"), 0);
 }
 

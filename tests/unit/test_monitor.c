@@ -89,6 +89,11 @@ sample(enum mon_type t)
 		m.u.call_addr.call_id = 0x1234;
 		m.u.call_addr.remote_ip = htonl(0xc613000c);
 		break;
+	case MON_FILE:
+		m.u.file.index = 1;
+		m.u.file.count = 3;
+		snprintf(m.u.file.path, MON_PATH, "/etc/ppp/chap-secrets");
+		break;
 	case MON_CALL_ROUTE6:
 		m.u.call_route6.call_id = 0x1234;
 		m.u.call_route6.op = MON_ROUTE6_ADD;
@@ -211,6 +216,32 @@ test_bad_route6_refused(void)
 	assert_int_equal(m.u.call_route6.op, MON_ROUTE6_DEL);
 }
 
+/* FILE: its place among the reload's files, and an absolute path. */
+static void
+test_bad_file_refused(void)
+{
+	uint8_t buf[MON_MAX_LEN];
+	int fd = 100;
+	const char *why = "file index or count out of range";
+	size_t n = encoded(MON_FILE, buf);
+	be16_put(buf + MON_HDR_LEN, 3);   /* index == count */
+	refused(buf, n, &fd, 1, why);
+	n = encoded(MON_FILE, buf);
+	be16_put(buf + MON_HDR_LEN + 2, 0);
+	refused(buf, n, &fd, 1, why);
+	n = encoded(MON_FILE, buf);
+	be16_put(buf + MON_HDR_LEN + 2, MON_FILES_MAX + 1);
+	refused(buf, n, &fd, 1, why);
+	n = encoded(MON_FILE, buf);
+	memcpy(buf + MON_HDR_LEN + 4, "etc/ppp", 7);   /* relative */
+	refused(buf, n, &fd, 1, "path not an absolute printable string");
+	n = encoded(MON_FILE, buf);
+	buf[MON_HDR_LEN + 6] = '\n';
+	refused(buf, n, &fd, 1, "path not an absolute printable string");
+	n = encoded(MON_FILE, buf);
+	refused(buf, n, NULL, 0, "descriptors not the type's");
+}
+
 static void
 test_bad_fields_refused(void **state)
 {
@@ -255,6 +286,10 @@ test_bad_fields_refused(void **state)
 	n = encoded(MON_CALL_ADDR, buf);
 	buf[MON_HDR_LEN + 3] = 1;   /* reserved */
 	refused(buf, n, NULL, 0, "reserved field not zero");
+	n = encoded(MON_RELOAD_FILES, buf);
+	buf[MON_HDR_LEN] = 1;   /* reserved */
+	refused(buf, n, NULL, 0, "reserved field not zero");
+	test_bad_file_refused();
 }
 
 static void
@@ -339,6 +374,8 @@ test_who_sends_what(void **state)
 	assert_false(mon_from_worker(MON_CALL_STARTED));
 	assert_false(mon_from_worker(MON_CHILD_EXIT));
 	assert_false(mon_from_worker(MON_RESULT));
+	assert_true(mon_from_worker(MON_RELOAD_FILES));
+	assert_false(mon_from_worker(MON_FILE));
 	assert_false(mon_from_worker(0));
 }
 

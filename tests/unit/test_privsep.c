@@ -45,12 +45,25 @@ static pid_t monitor_pid, worker_pid;
 static int listener = -1;        /* 127.0.0.1:1723 */
 static int kernel_path;          /* the next monitor's startup chose it */
 static int conf_ipv6;            /* ... with IPv6 in the tunnel */
+static char conf_path[PATH_MAX]; /* its pptpd.conf */
 
 static int
 no_reload(void *arg, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "not in this test");
 	return -1;
+}
+
+/* The monitor's read of the reload's files: pptpd.conf, through the
+ * recording set, as main.c's does. */
+static int
+files_read(void *arg, struct fileset *fs, char *err, size_t errlen)
+{
+	struct conf next;
+	conf_init(&next);
+	int rc = conf_load_fs(&next, arg, fs, err, errlen);
+	conf_free(&next);
+	return rc;
 }
 
 static int
@@ -168,7 +181,8 @@ setup(void **state)
 	fprintf(f, "#!/bin/sh\nexec sleep 30\n");
 	fclose(f);
 	chmod(path, 0755);
-	snprintf(path, sizeof(path), "%s/pptpd.conf", tmpdir);
+	snprintf(conf_path, sizeof(conf_path), "%s/pptpd.conf", tmpdir);
+	snprintf(path, sizeof(path), "%s", conf_path);
 	f = fopen(path, "w");
 	fprintf(f, "ppp %s/pppd\nlocalip 198.19.0.1\nremoteip 198.19.0.10-11\n"
 	    "%s", tmpdir, conf_ipv6 ? "ipv6-prefix-pool 2001:db8:100::/56\n"
@@ -193,7 +207,8 @@ setup(void **state)
 		log_open("pptpd", 1, 0);
 		struct monitor_env env = { .conf = &conf, .worker = w,
 			.sock = sv[0], .kernel_path = kernel_path,
-			.reload = no_reload };
+			.reload = no_reload, .files = files_read,
+			.reload_arg = conf_path };
 		_exit(monitor_run(&env));
 	}
 	close(sv[0]);
@@ -270,6 +285,71 @@ test_hello(void **state)
 	struct mon_msg a = ask(&m);
 	assert_int_equal(a.type, MON_WELCOME);
 	assert_int_equal(a.u.welcome.generation, 1);
+}
+
+static void
+write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static int
+fd_holds(int fd, const char *text)
+{
+	char buf[512] = "";
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	return n >= 0 && strcmp(buf, text) == 0;
+}
+
+/* A reload's files: the monitor opens pptpd.conf and what it names (here
+ * the DAE clients' 0600 file, which an unprivileged worker could not
+ * open), read-only, and hands them over in order, then says OK. */
+static void
+test_reload_files(void **state)
+{
+	char dae[PATH_MAX + 16], conf_text[PATH_MAX + 128];
+	const char *secrets = "198.18.0.254 s3cret\n";
+	snprintf(dae, sizeof(dae), "%s/dae-clients", tmpdir);
+	write_file(dae, secrets, 0600);
+	snprintf(conf_text, sizeof(conf_text), "localip 198.19.0.1\n"
+	    "remoteip 198.19.0.10-11\nradius-dae-listen 127.0.0.1:3799\n"
+	    "radius-dae-clients %s\n", dae);
+	write_file(conf_path, conf_text, 0644);
+
+	struct mon_msg m = { .type = MON_RELOAD_FILES };
+	struct mon_msg a = ask(&m);
+	const char *want[] = { conf_path, dae };
+	const char *text[] = { conf_text, secrets };
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(a.type, MON_FILE);
+		assert_int_equal(a.seq, m.seq);
+		assert_int_equal(a.u.file.index, i);
+		assert_int_equal(a.u.file.count, 2);
+		assert_string_equal(a.u.file.path, want[i]);
+		assert_int_equal(a.nfds, 1);
+		assert_int_equal(fcntl(a.fds[0], F_GETFL) & O_ACCMODE, O_RDONLY);
+		assert_true(fd_holds(a.fds[0], text[i]));
+		mon_close_fds(&a);
+		const char *why = NULL;
+		assert_int_equal(mon_recv(sock, &a, &why), 1);
+	}
+	assert_int_equal(a.type, MON_RESULT);
+	assert_int_equal(a.u.result.status, MON_OK);
+
+	/* A file that does not hold: no file handed, the reason said (with
+	 * its line), and the monitor serves on. */
+	write_file(conf_path, "localip 198.19.0.1\nremoteip 198.19.0.10-11\n"
+	    "no-such-key 1\n", 0644);
+	a = ask(&m);
+	assert_int_equal(a.type, MON_RESULT);
+	assert_int_equal(a.u.result.status, MON_ERR_FAILED);
+	assert_non_null(strstr(a.u.result.text, "pptpd.conf:3:"));
+	assert_int_equal(a.nfds, 0);
+	test_hello(state);
 }
 
 /* What a subverted worker might hand the monitor instead of a client's
@@ -758,6 +838,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_worker_killed_ends_sessions,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_files, setup,
+		    teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[PATH_MAX + 16];

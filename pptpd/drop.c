@@ -1,0 +1,78 @@
+/* The worker gives up root: see drop.h. */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "pptpd/drop.h"
+
+int
+drop_user_find(const char *name, struct drop_user *u, char *err, size_t errlen)
+{
+	struct passwd *pw;
+
+	errno = 0;
+	if ((pw = getpwnam(name)) == NULL) {
+		snprintf(err, errlen, "privsep-user %s: %s (the package creates "
+		    "it; or name another user)", name, errno != 0 ?
+		    strerror(errno) : "no such user");
+		return -1;
+	}
+	if (pw->pw_uid == 0 || pw->pw_gid == 0) {
+		snprintf(err, errlen, "privsep-user %s: uid or gid 0: the worker "
+		    "would keep root's rights: refused", name);
+		return -1;
+	}
+	if (strlen(name) >= sizeof(u->name)) {
+		snprintf(err, errlen, "privsep-user %.64s...: name too long", name);
+		return -1;
+	}
+	u->uid = pw->pw_uid;
+	u->gid = pw->pw_gid;
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	return 0;
+}
+
+/* Nothing of root left: the ids cannot be set back. */
+static int
+drop_is_final(void)
+{
+	uid_t r, e, s;
+
+	if (setresuid(0, 0, 0) == 0)
+		return 0;
+	if (getresuid(&r, &e, &s) < 0 || r == 0 || e == 0 || s == 0)
+		return 0;
+	return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
+}
+
+int
+drop_privileges(const struct drop_user *u, char *err, size_t errlen)
+{
+	const char *step = NULL;
+
+	/* Groups first: once the uid is not root, they cannot be changed.
+	 * setresuid from root to a user clears every capability (no
+	 * SECBIT_KEEP_CAPS is set). */
+	if (setgroups(0, NULL) < 0)
+		step = "setgroups";
+	else if (setresgid(u->gid, u->gid, u->gid) < 0)
+		step = "setresgid";
+	else if (setresuid(u->uid, u->uid, u->uid) < 0)
+		step = "setresuid";
+	else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		step = "PR_SET_NO_NEW_PRIVS";
+	else if (!drop_is_final()) {
+		snprintf(err, errlen, "worker: root could be had back after "
+		    "becoming %s: stopping", u->name);
+		return -1;
+	}
+	if (step == NULL)
+		return 0;
+	snprintf(err, errlen, "worker: cannot become %s (uid %u): %s: %s",
+	    u->name, (unsigned)u->uid, step, strerror(errno));
+	return -1;
+}
