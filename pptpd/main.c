@@ -26,6 +26,7 @@
 #include "proto/ctl.h"
 #include "proto/peers.h"
 #include "pptpd/pool.h"
+#include "pptpd/sandbox.h"
 #include "pptpd/server.h"
 #include "pptpd/version.h"
 
@@ -567,7 +568,8 @@ privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
 	prctl(PR_SET_NAME, "pptpd-worker");
 	/* Everything root had to open is open: the sockets (listener, raw
 	 * GRE and ICMPv6, DAE, metrics, pptpctl's). */
-	if (drop_privileges(&r->user, err, errlen) < 0)
+	if (drop_privileges(&r->user, err, errlen) < 0 ||
+	    sandbox_enter(err, errlen) < 0)
 		return -1;
 	const struct monlink_events ev = { worker_pppd_exited,
 		worker_monitor_gone, r };

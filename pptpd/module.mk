@@ -8,7 +8,7 @@ PPTPD_LIBOBJ := $(filter-out pptpd/main.o,$(PPTPD_OBJ))
 # MSS clamping's table (pptpd/mss.c). libmnl: the IPv6 sessions' routes
 # (pptpd/nd.c).
 PPTPD_LIBS := gre/libgre.a proto/libproto.a common/libcommon.a \
-	-lmicrohttpd -lsystemd -lcrypto -lbpf -lnftables -lmnl
+	-lmicrohttpd -lsystemd -lcrypto -lbpf -lnftables -lmnl -lseccomp
 
 pptpd/pptpd: $(PPTPD_OBJ) gre/libgre.a proto/libproto.a common/libcommon.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(PPTPD_OBJ) $(PPTPD_LIBS)

@@ -91,6 +91,8 @@ check "the worker has no supplementary group: '$(status_field "$worker" Groups)'
 check "the worker has no capability (CapEff, CapPrm 0)" \
 	test "$(status_field "$worker" CapEff)$(status_field "$worker" CapPrm)" = 00000000000000000000000000000000
 check "the worker cannot gain any (NoNewPrivs 1)" test "$(status_field "$worker" NoNewPrivs)" = 1
+check "the worker runs under a seccomp filter (Seccomp 2)" test "$(status_field "$worker" Seccomp)" = 2
+check "the monitor does not (Seccomp 0)" test "$(status_field "$mon" Seccomp)" = 0
 check "the monitor stays root" test "$(status_field "$mon" Uid | cut -d' ' -f1)" = 0
 check "the worker's user cannot open the DAE secrets by name" \
 	eval '! setpriv --reuid pptpd --regid pptpd --clear-groups cat "$E2E_DIR/dae-clients" >/dev/null 2>&1' 
