@@ -84,17 +84,14 @@ UNIT_SHARDS ?= 4
 VALGRIND_SHARDS ?= 1
 # The worker drops to `nobody` here: this machine has no pptpd user (the
 # package's sysusers.d file makes it; the VM's suites use that).
-define PRIVSEP_TEST_CONF
-privsep yes
-privsep-user nobody
-endef
+PRIVSEP_TEST_CONF := privsep yes\nprivsep-user nobody
 unit-bin: all $(UNIT_BIN)
 	@set -e; for t in $(filter-out tests/unit/test_daemon,$(UNIT_BIN)); do \
 		echo "== $$t"; ./$$t; done
 	tests/unit/run-sharded $(UNIT_SHARDS) tests/unit/test_daemon
 	@echo "== tests/unit/test_daemon, every test again with privsep yes"
 	tests/unit/run-sharded $(UNIT_SHARDS) tests/unit/test_daemon \
-		PPTPD_TEST_CONF="$(PRIVSEP_TEST_CONF)"
+		PPTPD_TEST_CONF="$$(printf '$(PRIVSEP_TEST_CONF)')"
 	$(MAKE) -C plugin check
 	tests/unit/test_load_badinput.py
 	tests/systemd/verify.sh
