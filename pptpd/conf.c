@@ -136,6 +136,7 @@ struct loader {
 	struct conf *c;
 	const char  *path;
 	struct fileset *fs;          /* NULL: open the files by path */
+	int          flags;         /* conf_load_fs's */
 	int          line;
 	int          seen[NKEYS];   /* line where each key was first set */
 	char         why[CONF_ERR_LEN];
@@ -618,7 +619,8 @@ check_radcfg(struct loader *ld)
 	if (c->radius_config_file == NULL)
 		return 0;
 	if (c->radius_config_file[0] != '/' ||
-	    radcfg_load(c->radius_config_file, ld->fs, &c->radcfg, err,
+	    radcfg_load(c->radius_config_file, ld->fs,
+	    ld->flags & CONF_LOAD_NO_RESOLVE ? RADCFG_NO_RESOLVE : 0, &c->radcfg, err,
 	    sizeof(err)) < 0) {
 		ld->line = seen_at(ld, "radius-config-file");
 		snprintf(ld->why, sizeof(ld->why), "radius-config-file: %s",
@@ -703,15 +705,15 @@ conf_init(struct conf *c)
 int
 conf_load(struct conf *c, const char *path, char *err, size_t errlen)
 {
-	return conf_load_fs(c, path, NULL, err, errlen);
+	return conf_load_fs(c, path, NULL, 0, err, errlen);
 }
 
 int
-conf_load_fs(struct conf *c, const char *path, struct fileset *fs, char *err,
-    size_t errlen)
+conf_load_fs(struct conf *c, const char *path, struct fileset *fs, int flags,
+    char *err, size_t errlen)
 {
 	struct conf t;
-	struct loader ld = { .c = &t, .path = path, .fs = fs };
+	struct loader ld = { .c = &t, .path = path, .fs = fs, .flags = flags };
 	FILE *f = NULL;
 	int fd, rc = -1;
 

@@ -206,9 +206,13 @@ void conf_init(struct conf *c);
  * the old settings. A missing file is an error. The pool specs are checked
  * here, each at its own line, and as a pair (pool_new) at the later line. */
 int  conf_load(struct conf *c, const char *path, char *err, size_t errlen);
-/* The same, opening every file through `fs` (fileset.h; NULL: by path). */
+/* The same, opening every file through `fs` (fileset.h; NULL: by path).
+ * CONF_LOAD_NO_RESOLVE: look no name up (radius-config-file's servers):
+ * privsep's monitor, which only opens the files for its worker, reads so,
+ * and its configuration has no RADIUS server address or secret. */
+#define CONF_LOAD_NO_RESOLVE 0x1
 int  conf_load_fs(struct conf *c, const char *path, struct fileset *fs,
-    char *err, size_t errlen);
+    int flags, char *err, size_t errlen);
 void conf_free(struct conf *c);
 
 /* May a session's /64 `p` be routed? Inside ipv6-prefix-pool or

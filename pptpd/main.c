@@ -213,17 +213,18 @@ check_peers(const struct conf *c, struct fileset *fs, char *err, size_t errlen)
 	return rc;
 }
 
-/* A plugin named anew must be there, or every call would fail: read
- * through `fs`, as root (the monitor's recording) or from what it opened
- * (the worker), so an unprivileged worker's view does not decide. */
+/* The plugin must be there, or every call would fail: opened through
+ * `fs`, as root (the monitor's recording) or from what it opened (the
+ * worker), so an unprivileged worker's view does not decide. Every time,
+ * not only when it changed: the monitor's and the worker's running
+ * configurations may differ (a reload the monitor refused). */
 static int
-check_plugin_file(const struct conf *cur, const struct conf *c,
-    struct fileset *fs, char *err, size_t errlen)
+check_plugin_file(const struct conf *c, struct fileset *fs, char *err,
+    size_t errlen)
 {
 	int fd;
 
-	if (c->noplugin || (cur->plugin != NULL && c->plugin != NULL &&
-	    strcmp(cur->plugin, c->plugin) == 0))
+	if (c->noplugin)
 		return 0;
 	if ((fd = fileset_open(fs, c->plugin, O_RDONLY)) < 0) {
 		snprintf(err, errlen, "pppd plugin %s: %s", c->plugin,
@@ -374,13 +375,14 @@ struct reloader {
 };
 
 /* The files read and checked as a start reads them, into `next`; each
- * opened through `fs` (fileset.h; NULL: by path). */
+ * opened through `fs` (fileset.h; NULL: by path); `flags` conf_load_fs's
+ * (the monitor looks no name up). */
 static int
 reload_read(const struct reloader *r, struct conf *next, struct fileset *fs,
-    char *err, size_t errlen)
+    int flags, char *err, size_t errlen)
 {
 	conf_init(next);
-	if (conf_load_fs(next, r->path, fs, err, errlen) < 0)
+	if (conf_load_fs(next, r->path, fs, flags, err, errlen) < 0)
 		return -1;
 	if (apply_args(next, r->o) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -388,7 +390,7 @@ reload_read(const struct reloader *r, struct conf *next, struct fileset *fs,
 	}
 	if (check_args(next, r->o, err, errlen) < 0 ||
 	    check_peers(next, fs, err, errlen) < 0 ||
-	    check_plugin_file(r->conf, next, fs, err, errlen) < 0)
+	    check_plugin_file(next, fs, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -406,7 +408,7 @@ reload_read_worker(const struct reloader *r, struct conf *next, char *err,
 		conf_init(next);
 		return -1;
 	}
-	rc = reload_read(r, next, fs, err, errlen);
+	rc = reload_read(r, next, fs, 0, err, errlen);
 	fileset_free(fs);
 	return rc;
 }
@@ -457,7 +459,7 @@ monitor_files(void *arg, struct fileset *fs, char *err, size_t errlen)
 {
 	struct reloader *r = arg;
 	struct conf next;
-	int rc = reload_read(r, &next, fs, err, errlen);
+	int rc = reload_read(r, &next, fs, CONF_LOAD_NO_RESOLVE, err, errlen);
 
 	conf_free(&next);
 	return rc;
@@ -470,7 +472,7 @@ monitor_reload(void *arg, char *err, size_t errlen)
 	struct reloader *r = arg;
 	struct conf next, old;
 
-	if (reload_read(r, &next, NULL, err, errlen) < 0 ||
+	if (reload_read(r, &next, NULL, CONF_LOAD_NO_RESOLVE, err, errlen) < 0 ||
 	    conf_restart_check(r->conf, &next, err, errlen) < 0)
 		goto refuse;
 	log_set_debug(next.debug);
@@ -526,7 +528,7 @@ monitor_close_others(int sock, int pid_fd, const struct reloader *r)
  * the link in r->ml; the monitor returns 1 with *rc its exit status. -1
  * with err set: neither could start. */
 static int
-privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
+privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
     char *err, size_t errlen)
 {
 	sigset_t set;
@@ -557,13 +559,20 @@ privsep_split(struct reloader *r, struct loop *loop, int pid_fd, int *rc,
 		server_datapath(r->s, &env.kernel_path, &env.guarded);
 		env.clamping = server_clamping(r->s);
 		env.shaping = server_shaping(r->s);
-		monitor_close_others(sv[0], pid_fd, r);
+		monitor_close_others(sv[0], *pid_fd, r);
 		log_msg(LOG_NOTICE, "monitor: the worker is pid %d", (int)w);
 		*rc = monitor_run(&env);
 		close(sv[0]);
 		return 1;
 	}
 	close(sv[0]);
+	/* The pid file is root's and the monitor's (its lock stays with the
+	 * monitor's copy): a worker that could write it could name the pid
+	 * root's tools signal. */
+	if (*pid_fd >= 0) {
+		close(*pid_fd);
+		*pid_fd = -1;
+	}
 	/* `ps -C pptpd-worker`; the monitor keeps the name systemd knows. */
 	prctl(PR_SET_NAME, "pptpd-worker");
 	/* Everything root had to open is open: the sockets (listener, raw
@@ -642,7 +651,7 @@ run(struct conf *conf, const struct opts *o)
 			log_msg(LOG_WARNING, "cannot write pid file %s: %s", pidfile,
 			    strerror(errno));
 		if (conf->privsep &&
-		    (split = privsep_split(&reloader, loop, pid_fd, &rc, err,
+		    (split = privsep_split(&reloader, loop, &pid_fd, &rc, err,
 		    sizeof(err))) < 0)
 			reason = err;
 	}
@@ -653,10 +662,11 @@ run(struct conf *conf, const struct opts *o)
 		 * server_free would end them a second time (the MSS table,
 		 * the GRE guard), so the monitor leaves by _exit. */
 		log_msg(LOG_NOTICE, "pptpd stopped");
-		pidfile_release(pid_fd, conf->pidfile, 1);
 		/* pptpctl's socket is the worker's, in root's directory, where
-		 * the worker, no longer root, cannot remove it. */
+		 * the worker, no longer root, cannot remove it; before the pid
+		 * file's lock goes, so it is never a next pptpd's. */
 		unlink(CTL_SOCK_PATH);
+		pidfile_release(pid_fd, conf->pidfile, 1);
 		log_close();
 		_exit(rc);
 	}

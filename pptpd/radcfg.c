@@ -168,6 +168,8 @@ radcfg_secret(struct radcfg *c, struct fileset *fs, const char *path, char *why,
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	found = c->unresolved;   /* opened is all that is asked */
+	rc = 0;
 	while (!found && (rc = radcfg_next(&rf, why, whylen)) > 0) {
 		radcfg_split(rf.buf, &key, &val);
 		if (key != NULL && radcfg_server_line(c, key, val, &found, why,
@@ -196,8 +198,8 @@ radcfg_key(struct radcfg *c, const char *key, const char *val, int *has_acct,
 	unsigned port;
 
 	if (strcmp(key, "acctserver") == 0) {
-		if (radcfg_hostport(val, host, &port) < 0 ||
-		    radcfg_resolve(host, &c->server.sin_addr) < 0)
+		if (radcfg_hostport(val, host, &port) < 0 || (!c->unresolved &&
+		    radcfg_resolve(host, &c->server.sin_addr) < 0))
 			return "not HOST[:PORT] of an IPv4 server";
 		c->server.sin_family = AF_INET;
 		c->server.sin_port = htons((uint16_t)port);
@@ -222,8 +224,8 @@ radcfg_key(struct radcfg *c, const char *key, const char *val, int *has_acct,
 }
 
 int
-radcfg_load(const char *path, struct fileset *fs, struct radcfg *c, char *why,
-    size_t whylen)
+radcfg_load(const char *path, struct fileset *fs, int flags, struct radcfg *c,
+    char *why, size_t whylen)
 {
 	struct radcfg_file rf = { .path = path, .f = radcfg_open(fs, path) };
 	char servers[RADCFG_PATH_MAX] = "", *key, *val;
@@ -231,6 +233,7 @@ radcfg_load(const char *path, struct fileset *fs, struct radcfg *c, char *why,
 	int rc, has_acct = 0;
 
 	memset(c, 0, sizeof(*c));
+	c->unresolved = !!(flags & RADCFG_NO_RESOLVE);
 	c->timeout_s = RADCFG_TIMEOUT_S;
 	c->retries = RADCFG_RETRIES;
 	if (rf.f == NULL) {

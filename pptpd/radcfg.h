@@ -32,12 +32,20 @@ struct radcfg {
 	char               secret[RADCFG_SECRET_MAX];
 	char               nas_id[RADCFG_NAS_ID_MAX];   /* "" unset */
 	unsigned           timeout_s, retries;
+	/* read with RADCFG_NO_RESOLVE: no name looked up, so the server's
+	 * address and the secret are not filled in */
+	int                unresolved;
 };
+
+/* radcfg_load's flags. RADCFG_NO_RESOLVE: open and read the files, look
+ * no name up (privsep's monitor, which only opens them for its worker and
+ * must not wait on DNS: its worker gives it 5 s an answer). */
+#define RADCFG_NO_RESOLVE  0x1
 
 /* Read `path` (radiusclient.conf) and the servers file it names, both
  * opened through `fs` (fileset.h; NULL: by path). 0, or
  * -1 with why set ("file:line: reason"). */
-int radcfg_load(const char *path, struct fileset *fs, struct radcfg *out,
-    char *why, size_t whylen);
+int radcfg_load(const char *path, struct fileset *fs, int flags,
+    struct radcfg *out, char *why, size_t whylen);
 
 #endif

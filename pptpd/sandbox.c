@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <linux/netlink.h>
 
 #include "pptpd/sandbox.h"
 
@@ -38,6 +39,10 @@ static const char *const sandbox_calls[] = {
 	"getpid", "gettid", "getuid", "geteuid", "getgid", "getegid",
 	"getrlimit", "setrlimit", "prlimit64", "getrusage", "uname",
 	"tgkill", "exit", "exit_group",
+	/* glibc's own: qsort asks sysconf(_SC_PHYS_PAGES) (sysinfo) once it
+	 * sorts a kilobyte (a reload's pool or peers file); time() without
+	 * a vDSO; the reap a stray SIGCHLD asks for (no child: ECHILD) */
+	"sysinfo", "time", "wait4", "waitid",
 };
 
 /* A build with AddressSanitizer (SANITIZE=1, tests only) also runs its
@@ -54,6 +59,12 @@ static const char *const sandbox_sanitizer_calls[] = { NULL };
 #endif
 
 static const int sandbox_families[] = { AF_UNIX, AF_INET, AF_INET6 };
+
+/* getaddrinfo (radius-config-file's servers, at a reload) sorts two
+ * answers or more by the host's addresses, which glibc reads over a
+ * NETLINK_ROUTE socket. One the worker opens has its rights, none: the
+ * kernel checks a request that changes anything against the socket
+ * opener's capabilities. No other netlink family. */
 
 static int
 sandbox_allow(scmp_filter_ctx ctx, const char *name)
@@ -85,6 +96,12 @@ sandbox_rules(scmp_filter_ctx ctx, const char **what)
 			*what = "socket";
 			return -1;
 		}
+	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+	    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK),
+	    SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)NETLINK_ROUTE)) < 0) {
+		*what = "socket";
+		return -1;
+	}
 	return 0;
 }
 

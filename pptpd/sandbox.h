@@ -3,7 +3,8 @@
  * once it has given up root (drop.h), the system calls an event loop of
  * sockets needs and no others. A call outside the list kills the worker
  * (SIGSYS, which the monitor logs); socket() is allowed for IPv4, IPv6
- * and Unix sockets only (no netlink, no packet sockets). The list was
+ * and Unix sockets, and NETLINK_ROUTE for the resolver (no other netlink,
+ * no packet sockets). The list was
  * found by tracing the worker through the test suites
  * (doc/design/privsep.md), not guessed.
  */

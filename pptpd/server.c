@@ -398,7 +398,7 @@ server_reload_files(void *arg, char *err, size_t errlen)
  * (nd.h), made once. Without IPv6 or the privilege for it pptpd says so
  * and serves IPv4: pppd is then not given +ipv6. */
 static void
-server_nd_open(struct server *s)
+server_nd_open(struct server *s, int quiet)
 {
 	char why[256];
 
@@ -406,7 +406,7 @@ server_nd_open(struct server *s)
 		return;
 	/* Under privsep the monitor routes the /64s. */
 	if ((s->calls.nd = nd_open(s->loop, !s->conf->privsep, why,
-	    sizeof(why))) == NULL)
+	    sizeof(why))) == NULL && !quiet)
 		log_msg(LOG_WARNING, "IPv6 in the tunnel off: %s", why);
 }
 
@@ -442,7 +442,7 @@ server_pool6_adopt(struct server *s, struct pool6 *p6)
 	pool6_free(s->calls.pool6);
 	s->calls.pool6 = p6;
 	if (p6 != NULL)
-		server_nd_open(s);
+		server_nd_open(s, 0);
 }
 
 /* pptpd's own accounting toward radius-config-file's server (acct.h);
@@ -531,8 +531,11 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 		server_hand_over(s);
 	if (server_pool6_new(conf->ipv6_pool, &s->calls.pool6, err, errlen) < 0)
 		goto fail;
-	if (s->calls.pool6 != NULL)
-		server_nd_open(s);
+	/* Under privsep the worker, unprivileged, cannot open the raw ICMPv6
+	 * socket later: it is opened now (quietly without a pool), so a
+	 * reload can add ipv6-prefix-pool. */
+	if (s->calls.pool6 != NULL || conf->privsep)
+		server_nd_open(s, s->calls.pool6 == NULL);
 	/* Fail now, not at every call: pppd would refuse to start. */
 	if (!conf->noplugin && access(conf->plugin, R_OK) < 0) {
 		snprintf(err, errlen, "pppd plugin %s: %s (set 'plugin PATH', or "

@@ -52,7 +52,7 @@ load(struct radcfg *c, char *why)
 {
 	char path[128];
 	snprintf(path, sizeof(path), "%s/radiusclient.conf", dir);
-	return radcfg_load(path, NULL, c, why, 256);
+	return radcfg_load(path, NULL, 0, c, why, 256);
 }
 
 static void
@@ -83,6 +83,20 @@ test_radcfg(void **state)
 	write_file("servers", "198.18.0.250 other\n");
 	assert_int_equal(load(&c, why), -1);
 	assert_non_null(strstr(why, "servers: no secret for 127.0.0.1"));
+	/* privsep's monitor reads with RADCFG_NO_RESOLVE: a name that does
+	 * not resolve (.invalid never does) is not looked up, and what it
+	 * needs, the servers file opened, holds */
+	char path[128];
+	snprintf(path, sizeof(path), "%s/radiusclient.conf", dir);
+	write_file("radiusclient.conf", "acctserver radius.invalid\nservers /nonexistent\n");
+	assert_int_equal(radcfg_load(path, NULL, RADCFG_NO_RESOLVE, &c, why, 256), -1);
+	assert_non_null(strstr(why, "/nonexistent"));
+	write_conf(1813, "");
+	snprintf(why, 256, "servers %s/servers\nacctserver radius.invalid\n", dir);
+	write_file("radiusclient.conf", why);
+	assert_int_equal(radcfg_load(path, NULL, RADCFG_NO_RESOLVE, &c, why, 256), 0);
+	assert_true(c.unresolved);
+	assert_int_equal(load(&c, why), -1);   /* the worker does look it up */
 	write_file("radiusclient.conf", "authserver 127.0.0.1\n");
 	assert_int_equal(load(&c, why), -1);
 	assert_non_null(strstr(why, "radiusclient.conf: no acctserver"));

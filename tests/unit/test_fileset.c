@@ -78,7 +78,7 @@ test_conf_from_handed_files(void **state)
 	char err[256];
 
 	conf_init(&c);
-	assert_int_equal(conf_load_fs(&c, conf_path, rec, err, sizeof(err)), 0);
+	assert_int_equal(conf_load_fs(&c, conf_path, rec, 0, err, sizeof(err)), 0);
 	conf_free(&c);
 	assert_int_equal(fileset_count(rec), 2);
 	for (size_t i = 0; i < fileset_count(rec); i++)
@@ -87,7 +87,7 @@ test_conf_from_handed_files(void **state)
 	fileset_free(rec);
 	assert_int_equal(rename(dae_path, moved), 0);
 	conf_init(&c);
-	assert_int_equal(conf_load_fs(&c, conf_path, rep, err, sizeof(err)), 0);
+	assert_int_equal(conf_load_fs(&c, conf_path, rep, 0, err, sizeof(err)), 0);
 	assert_non_null(c.dae_clients);
 	conf_free(&c);
 	/* By name it is gone: the set is what made the read work. */
@@ -100,7 +100,7 @@ test_conf_from_handed_files(void **state)
 	rep = fileset_new(FILESET_REPLAY);
 	assert_int_equal(fileset_add(rep, conf_path, open(conf_path, O_RDONLY)), 0);
 	conf_init(&c);
-	assert_int_equal(conf_load_fs(&c, conf_path, rep, err, sizeof(err)), -1);
+	assert_int_equal(conf_load_fs(&c, conf_path, rep, 0, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "radius-dae-clients"));
 	conf_free(&c);
 	fileset_free(rep);

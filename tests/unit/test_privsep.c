@@ -61,7 +61,7 @@ files_read(void *arg, struct fileset *fs, char *err, size_t errlen)
 {
 	struct conf next;
 	conf_init(&next);
-	int rc = conf_load_fs(&next, arg, fs, err, errlen);
+	int rc = conf_load_fs(&next, arg, fs, CONF_LOAD_NO_RESOLVE, err, errlen);
 	conf_free(&next);
 	return rc;
 }
