@@ -201,9 +201,10 @@ check "a CoA with 100 bit/s: CoA-NAK, Invalid-Attribute-Value" \
 	bash -c "grep -q 'Received CoA-NAK' $E2E_DIR/coa.out && grep -Eq 'Error-Cause = (Invalid-Attribute-Value|407)' $E2E_DIR/coa.out"
 check "alice's rate unchanged by it (256000)" test "$(json_field a rate_down)" = 256000
 
-# ---- a reload keeps the limits
-"$E2E_ROOT/ctl/pptpctl" reload >/dev/null
-e2e_sleep 1
+# ---- a reload keeps the limits (a refused one would keep them too: it
+# must be taken)
+check "pptpctl reload is taken (exit 0)" "$E2E_ROOT/ctl/pptpctl" reload
+check "the server logs the reload" wait_for_log "$E2E_SERVER_LOG" "reloaded .*pptpd.conf" 10
 check "after a reload alice's limit is still set (pptpctl)" test "$(json_field a rate_set)" = True
 check "after a reload alice's tbf is still there at 256 kbit/s" \
 	bash -c "ip netns exec $NS_SRV tc qdisc show dev $ifa | grep -q '^qdisc tbf 5054: root .*rate 256Kbit'"
