@@ -16,18 +16,10 @@
 #include <cmocka.h>
 #include "pptpd/conf.h"
 #include "pptpd/fileset.h"
+#include "tests/unit/harness.h"
 
 static char dir[] = "/tmp/pptpd-fileset-XXXXXX";
 static char conf_path[PATH_MAX], dae_path[PATH_MAX], moved[PATH_MAX];
-
-static void
-write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static void
 test_replay_opens_only_what_was_handed(void **state)
@@ -115,12 +107,12 @@ main(void)
 	snprintf(conf_path, sizeof(conf_path), "%s/pptpd.conf", dir);
 	snprintf(dae_path, sizeof(dae_path), "%s/dae-clients", dir);
 	snprintf(moved, sizeof(moved), "%s/moved", dir);
-	write_file(dae_path, "198.18.0.254 s3cret\n");
+	assert_int_equal(harness_write(dir, "dae-clients", "198.18.0.254 s3cret\n"), 0);
 	chmod(dae_path, 0600);
 	snprintf(text, sizeof(text), "localip 198.19.0.1\nremoteip "
 	    "198.19.0.10-11\nradius-dae-listen 127.0.0.1:3799\n"
 	    "radius-dae-clients %s\n", dae_path);
-	write_file(conf_path, text);
+	assert_int_equal(harness_write(dir, "pptpd.conf", text), 0);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay_opens_only_what_was_handed),
 		cmocka_unit_test(test_record_keeps_regular_files),

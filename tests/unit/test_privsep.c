@@ -287,14 +287,14 @@ test_hello(void **state)
 	assert_int_equal(a.u.welcome.generation, 1);
 }
 
+/* tmpdir/name holds `text`, with `mode`. */
 static void
-write_file(const char *path, const char *text, mode_t mode)
+write_file(const char *name, const char *text, mode_t mode)
 {
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	assert_int_equal(harness_write(tmpdir, name, text), 0);
+	assert_int_equal(chmod(p, mode), 0);
 }
 
 static int
@@ -314,11 +314,11 @@ test_reload_files(void **state)
 	char dae[PATH_MAX + 16], conf_text[PATH_MAX + 128];
 	const char *secrets = "198.18.0.254 s3cret\n";
 	snprintf(dae, sizeof(dae), "%s/dae-clients", tmpdir);
-	write_file(dae, secrets, 0600);
+	write_file("dae-clients", secrets, 0600);
 	snprintf(conf_text, sizeof(conf_text), "localip 198.19.0.1\n"
 	    "remoteip 198.19.0.10-11\nradius-dae-listen 127.0.0.1:3799\n"
 	    "radius-dae-clients %s\n", dae);
-	write_file(conf_path, conf_text, 0644);
+	write_file("pptpd.conf", conf_text, 0644);
 
 	struct mon_msg m = { .type = MON_RELOAD_FILES };
 	struct mon_msg a = ask(&m);
@@ -342,7 +342,7 @@ test_reload_files(void **state)
 
 	/* A file that does not hold: no file handed, the reason said (with
 	 * its line), and the monitor serves on. */
-	write_file(conf_path, "localip 198.19.0.1\nremoteip 198.19.0.10-11\n"
+	write_file("pptpd.conf", "localip 198.19.0.1\nremoteip 198.19.0.10-11\n"
 	    "no-such-key 1\n", 0644);
 	a = ask(&m);
 	assert_int_equal(a.type, MON_RESULT);
