@@ -37,4 +37,15 @@ else
 	echo "FAIL debian/changelog's newest entry is '${deb:-none}', the ChangeLog's release $top (add an entry)"
 	fail=1
 fi
+# The man pages' headers name the release they document (`man pptpd`'s
+# footer): 0.7.0 went out with pages saying 0.6.0.
+for m in "$dir"/man/*.[1-8]; do
+	mv=$(sed -n '1s/^\.TH .* "pptpd \([0-9.]*\)".*/\1/p' "$m")
+	if [ "$mv" = "$top" ]; then
+		echo "ok   ${m#"$dir"/}: pptpd $mv"
+	else
+		echo "FAIL ${m#"$dir"/}: its .TH line names pptpd '${mv:-nothing}', the ChangeLog's release is $top"
+		fail=1
+	fi
+done
 exit $fail
