@@ -687,6 +687,7 @@ conf_init(struct conf *c)
 	set_str(&c->speed, CONF_DEFAULT_SPEED);
 	set_str(&c->plugin, CONF_DEFAULT_PLUGIN);
 	set_str(&c->privsep_user, CONF_DEFAULT_PRIVSEP_USER);
+	c->privsep = CONF_DEFAULT_PRIVSEP;
 	c->listen.s_addr = htonl(INADDR_ANY);
 	c->connections = CONF_DEFAULT_CONNECTIONS;
 	c->per_client = CONF_DEFAULT_PER_CLIENT;

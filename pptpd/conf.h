@@ -62,6 +62,7 @@
 #define CONF_DEFAULT_OPTIONS     "/etc/ppp/options.pptpd"
 #define CONF_DEFAULT_PPP         "/usr/sbin/pppd"
 #define CONF_DEFAULT_PIDFILE     "/var/run/pptpd.pid"
+#define CONF_DEFAULT_PRIVSEP      1         /* privsep yes */
 #define CONF_DEFAULT_PRIVSEP_USER "pptpd"   /* privsep-user */
 #define CONF_DEFAULT_SPEED       "115200"
 #define CONF_DEFAULT_CONNECTIONS 100
@@ -165,9 +166,10 @@ struct conf {
 	struct sockaddr_in metrics_listen;
 	int            metrics_per_session;
 	int            datapath;      /* enum conf_datapath */
-	/* privsep yes: a root monitor starts, signals and reaps pppd for a
-	 * worker that runs the rest (monitor.h); no (the default for now):
-	 * one process. A reload cannot change it. */
+	/* privsep yes (the default): a root monitor starts, signals and
+	 * reaps pppd for an unprivileged worker that runs the rest
+	 * (monitor.h); no, for debugging: one root process. A reload cannot
+	 * change it. */
 	int            privsep;
 	/* privsep-user: the worker's user (CONF_DEFAULT_PRIVSEP_USER, which
 	 * the package creates); never NULL after conf_init. */

@@ -16,8 +16,9 @@ drop_user_find(const char *name, struct drop_user *u, char *err, size_t errlen)
 
 	errno = 0;
 	if ((pw = getpwnam(name)) == NULL) {
-		snprintf(err, errlen, "privsep-user %s: %s (the package creates "
-		    "it; or name another user)", name, errno != 0 ?
+		snprintf(err, errlen, "privsep-user %s: %s (the package and "
+		    "make install create it with systemd-sysusers; or name "
+		    "another user)", name, errno != 0 ?
 		    strerror(errno) : "no such user");
 		return -1;
 	}

@@ -680,6 +680,10 @@ run(struct conf *conf, const struct opts *o)
 		log_msg(LOG_NOTICE, "pptpd %s listening on %s:1723 (pool %s, max %d "
 		    "connections)", PPTPD_VERSION, inet_ntoa(conf->listen),
 		    conf->remoteip ? conf->remoteip : "none", conf->connections);
+		if (!conf->privsep)
+			log_msg(LOG_WARNING, "privsep no: one root process parses "
+			    "what the network sends; for debugging only "
+			    "(pptpd.conf(5))");
 		/* Listening, and a SIGTERM now stops us cleanly. */
 		server_ready(s);
 		rc = loop_run(loop) < 0 || reloader.monitor_lost ? EXIT_FAIL : 0;

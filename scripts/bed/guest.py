@@ -38,9 +38,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import procstat  # noqa: E402
 
 SRV_NS = "srv"
-# Processes that make up "the server": ours is pptpd + one pppd per call;
-# Poptop adds a pptpctrl per control connection.
-SERVER_COMMS = ("pptpd", "pptpctrl", "pppd")
+# Processes that make up "the server": ours is pptpd (the monitor) and its
+# pptpd-worker (privsep yes, the default; without it one pptpd) + one pppd
+# per call; Poptop adds a pptpctrl per control connection.
+SERVER_COMMS = ("pptpd", "pptpd-worker", "pptpctrl", "pppd")
 NOFILE = 65536
 POLL_S = 0.1
 
@@ -194,6 +195,18 @@ def tcp_listening(pid, port):
     return False
 
 
+def worker_user():
+    """The user of our worker (`privsep yes`, the default), made from the
+    package's sysusers.d file as the package makes it (the VM's root is an
+    overlay: the host's /etc/passwd is not touched)."""
+    if subprocess.call(["getent", "passwd", "pptpd"],
+                       stdout=subprocess.DEVNULL) == 0:
+        return
+    subprocess.run(["systemd-sysusers", os.path.join(os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        "systemd", "pptpd.sysusers")], check=True)
+
+
 def start_server(cfg, w):
     # net.unix.max_dgram_qlen stays at the kernel's default (10): since
     # 0.4.1 each call's reports have a channel of their own (pptpd/facts.h),
@@ -202,6 +215,7 @@ def start_server(cfg, w):
             w + "/pptpd.conf"]
     if cfg["server"] == "ours":
         argv += ["-p", w + "/pptpd.pid"]
+        worker_user()
     lf = open(w + "/logs/server.log", "w")
     p = subprocess.Popen(argv, stdout=lf, stderr=subprocess.STDOUT,
                          stdin=subprocess.DEVNULL, preexec_fn=raise_nofile)
@@ -390,7 +404,7 @@ def perf_profile(w, name, kind):
                         str(secs)], stdout=log, stderr=subprocess.STDOUT)
         for sort, comm, suffix in (("comm,dso", None, ".comm"),
                                    ("sym", None, ""),
-                                   ("sym", "pptpd", ".pptpd"),
+                                   ("sym", "pptpd,pptpd-worker", ".pptpd"),
                                    ("sym", "pppd", ".pppd")):
             argv = [PERF, "report", "-i", data, "--stdio", "--no-children",
                     "-g", "none", "--percent-limit", "0.3", "--sort", sort]

@@ -38,7 +38,8 @@
 #                        server must say its GRE guard is on, unless
 #   PPTPD_ATTACK_UNGUARDED=1  the server runs the kernel path without the
 #                        guard (a build from before it: the reproduction)
-#   E2E_PRIVSEP=yes      our server with `privsep yes` (its monitor and
+#   E2E_PRIVSEP=no       our server with `privsep no` (one root process,
+#                        for debugging; the default is its monitor and
 #                        worker, doc/design/privsep.md)
 #   E2E_KEEP=1           keep the work directory; E2E_VERBOSE=1 show logs
 set -euo pipefail
@@ -211,14 +212,15 @@ EOF
 			echo "noplugin"
 			[ -z "$datapath" ] || echo "datapath $datapath"
 		fi
-		# tests/e2e/with-privsep's switch: the monitor and its worker.
-		[ "${E2E_PRIVSEP:-}" != yes ] || echo "privsep yes"
+		# tests/e2e/without-privsep's switch: one root process, not
+		# the monitor and its worker (the default).
+		[ -z "${E2E_PRIVSEP:-}" ] || echo "privsep $E2E_PRIVSEP"
 		;;
 	esac
 } >"$work/pptpd.conf"
-# The worker's user, from the package's sysusers.d file (this runs in the
-# VM, whose root is an overlay).
-if [ "${E2E_PRIVSEP:-}" = yes ] && ! getent passwd pptpd >/dev/null; then
+# The worker's user (privsep yes is the default), from the package's
+# sysusers.d file (this runs in the VM, whose root is an overlay).
+if [ "${E2E_PRIVSEP:-}" != no ] && ! getent passwd pptpd >/dev/null; then
 	systemd-sysusers "$root/systemd/pptpd.sysusers"
 fi
 

@@ -325,13 +325,14 @@ write_server_conf() {
 		# last, so that the suites' own lines keep their numbers
 		if [ -n "${E2E_PRIVSEP:-}" ]; then echo "privsep $E2E_PRIVSEP"; fi
 	} >"$E2E_DIR/pptpd.conf"
-	[ "${E2E_PRIVSEP:-}" != yes ] || privsep_user
 }
 
-# privsep_user: the worker's user, made from the package's own sysusers.d
-# file, as the package's install makes it (the VM's root is an overlay:
-# the host's /etc/passwd is not touched).
+# privsep_user: the worker's user (privsep yes is the default), made from
+# the package's own sysusers.d file, as the package's install makes it
+# (the VM's root is an overlay: the host's /etc/passwd is not touched).
+# Not under tests/e2e/without-privsep (E2E_PRIVSEP=no).
 privsep_user() {
+	[ "${E2E_PRIVSEP:-}" != no ] || return 0
 	getent passwd pptpd >/dev/null && return 0
 	systemd-sysusers "$E2E_ROOT/systemd/pptpd.sysusers" ||
 		{ echo "e2e: cannot make the pptpd user" >&2; return 1; }
@@ -344,6 +345,7 @@ server_start() {
 	local bin=${1:-$PPTPD} conf=${2:-$E2E_DIR/pptpd.conf} pid
 	[ -x "$bin" ] || { echo "e2e: server binary $bin not found" >&2; return 1; }
 	[ -f "$conf" ] || write_server_conf
+	privsep_user || return 1
 	diag "server: $bin -f -c $conf"
 	# shellcheck disable=SC2086 # SERVER_ARGS is a list of arguments
 	ip netns exec "$NS_SRV" "$bin" -f -c "$conf" ${SERVER_ARGS--p $E2E_DIR/pptpd.pid} \

@@ -209,7 +209,7 @@ diag "after $CYCLES cycles: $fds1 fds; $status1"
 check "$CYCLES dial/hang-up cycles: no pppd left under pptpd" test "$(server_children)" -eq 0
 check "$CYCLES cycles: no zombie" test "$(zombie_count)" = 0
 check "$CYCLES cycles: pptpd has the same $fds0 descriptors ($fds1)" test "$fds1" -eq "$fds0"
-if [ "${E2E_PRIVSEP:-no}" = yes ]; then
+if [ "${E2E_PRIVSEP:-yes}" = yes ]; then
 	check "$CYCLES cycles: its monitor has the same $mfds0 descriptors ($mfds1)" test "$mfds1" -eq "$mfds0"
 fi
 check "$CYCLES cycles: every address back in the pool" \

@@ -347,12 +347,20 @@ pkg_vm_smoke() {
 		systemctl start pptpd && sleep 2
 		echo "active: $(systemctl is-active pptpd)"
 		echo "status: $(systemctl show -p StatusText --value pptpd)"
+		for p in /proc/[0-9]*; do
+			[ "$(cat $p/comm 2>/dev/null)" = pptpd-worker ] || continue
+			u=$(awk "/^Uid:/ {print \$2}" $p/status)
+			echo "worker: $(getent passwd "$u" | cut -d: -f1)" \
+			    $(grep -E "^(CapEff|Seccomp):" $p/status)
+		done
 		pptpctl status | sed "s/^/pptpctl: /"
 		systemctl stop pptpd
 		echo "after stop: $(systemctl is-active pptpd)"' 2>&1 | tr -d '\r')
 	echo "$out" | sed 's/^/# vm: /'
 	check "the unit starts under systemd in the VM" grep -q '^active: active$' <<<"$out"
 	check "it reports its state (sd_notify STATUS=)" grep -q '^status: .*sessions active' <<<"$out"
+	check "its worker runs as user pptpd, no capabilities, under seccomp (privsep yes, as shipped)" \
+		grep -Eq '^worker: pptpd CapEff: 0+ Seccomp: 2$' <<<"$out"
 	check "pptpctl answers" grep -q '^pptpctl: version: *pptpd ' <<<"$out"
 	check "systemctl stop stops it" grep -q '^after stop: inactive$' <<<"$out"
 }

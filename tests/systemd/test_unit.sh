@@ -196,6 +196,29 @@ write_conf() {
 		datapath $1
 	EOF
 }
+# main_pppd: the first pppd child of the unit's main pid (privsep yes, as
+# shipped: its children are its worker and the pppd it started).
+main_pppd() {
+	local c comm
+	for c in $(children "$(main_pid)"); do
+		read -r comm 2>/dev/null <"/proc/$c/comm" || continue
+		[ "$comm" = pppd ] && { echo "$c"; return 0; }
+	done
+	return 0
+}
+# worker_facts: "USER CapEff Seccomp" of pptpd's worker (pptpd-worker,
+# the main pid's child), or nothing.
+worker_facts() {
+	local c comm uid
+	for c in $(children "$(main_pid)"); do
+		read -r comm 2>/dev/null <"/proc/$c/comm" || continue
+		[ "$comm" = pptpd-worker ] || continue
+		uid=$(awk '/^Uid:/ {print $2}' "/proc/$c/status")
+		echo "$(getent passwd "$uid" | cut -d: -f1)" \
+			"$(awk '/^CapEff:/ {print $2}' "/proc/$c/status")" \
+			"$(awk '/^Seccomp:/ {print $2}' "/proc/$c/status")"
+	done
+}
 # dial NAME: alice dials in; the server's pppd in SPPPD, the session in SID.
 dial() {
 	local ip i
@@ -203,7 +226,7 @@ dial() {
 	tap_ok "$DP: alice dialed in: tunnel $ip ($(client_dial_time "$1") s)"
 	SPPPD=
 	for ((i = 0; i < 25; i++)); do
-		SPPPD=$(children "$(main_pid)" | head -n 1)
+		SPPPD=$(main_pppd)
 		[ -n "$SPPPD" ] && break
 		e2e_sleep 0.2
 	done
@@ -256,6 +279,10 @@ phase() {
 	*) want="data path: kernel PPTP channel with its GRE guard \(datapath $DP\)" ;;
 	esac
 	check "$DP: pptpd logs its data path: /${want//\\/}/" jwait "$want" 5
+	local wf
+	wf=$(worker_facts)
+	check "$DP: its worker runs as pptpd, CapEff 0, seccomp on (privsep yes, as shipped): '$wf'" \
+		grep -Eq '^pptpd 0+ 2$' <<<"$wf"
 	[ "$DP" != engine ] && check "$DP: the pptp module is loaded" test -d /sys/module/pptp
 
 	# ---- the session
@@ -287,7 +314,7 @@ phase() {
 	check "$DP: after reload: the same pptpd ($pid0), active" \
 		test "$(main_pid)/$(prop ActiveState)" = "$pid0/active"
 	check "$DP: after reload: the same server pppd $SPPPD and interface $ifname" \
-		test "$(children "$(main_pid)" | head -n 1)/$(server_ppp_if)" = "$SPPPD/$ifname"
+		test "$(main_pppd)/$(server_ppp_if)" = "$SPPPD/$ifname"
 	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$DP: pings still pass after the reload"
 
 	# ---- stop hangs up cleanly

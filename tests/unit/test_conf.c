@@ -268,17 +268,19 @@ test_metrics_listen(void **state)
 	    "'metrics-per-session' takes no value (got 'yes')");
 }
 
-/* privsep: off unless asked; only its two words. */
+/* privsep: on unless turned off (a Poptop file, which has no such key,
+ * gets it), as user pptpd; only its two words. */
 static void
 test_privsep(void **state)
 {
 	struct fx *fx = *state;
 	expect_ok(fx, "listen 127.0.0.1\n");
+	assert_int_equal(fx->c.privsep, 1);
+	assert_string_equal(fx->c.privsep_user, "pptpd");
+	expect_ok(fx, "privsep no\n");
 	assert_int_equal(fx->c.privsep, 0);
 	expect_ok(fx, "privsep yes\n");
 	assert_int_equal(fx->c.privsep, 1);
-	expect_ok(fx, "privsep no\n");
-	assert_int_equal(fx->c.privsep, 0);
 	expect_err(fx, "\nprivsep on\n", 2,
 	    "bad value 'on' for 'privsep' (one of no, yes)");
 	expect_err(fx, "privsep\n", 1, "'privsep' needs a value");

@@ -81,8 +81,8 @@ log_contains(const char *needle)
 }
 
 /* The test configuration plus `extra` lines, as tmpdir/pptpd.conf.
- * PPTPD_TEST_CONF adds a line to every test's ("privsep yes": the whole
- * suite again with the monitor and its worker, as `make unit` runs it). */
+ * PPTPD_TEST_CONF adds a line to every test's ("privsep no": the whole
+ * suite again in one process, as `make unit` runs it). */
 static int every_off;   /* this once, not PPTPD_TEST_CONF's line */
 
 static void
@@ -2637,14 +2637,14 @@ static void
 test_reload_privsep_refused(void **state)
 {
 	const char *every = getenv("PPTPD_TEST_CONF");
-	int on = every != NULL && strstr(every, "privsep yes") != NULL;
+	int on = every == NULL || strstr(every, "privsep no") == NULL;
 	struct pptp_msg r;
 	daemon_start("");
 	int s1 = pns_start();
 	pns_call(s1, 1, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
-	every_off = on;
-	write_conf(on ? "" : "privsep yes\n");
+	every_off = 1;
+	write_conf(on ? "privsep no\n" : "");
 	every_off = 0;
 	reload_by_signal();
 	assert_true(log_contains("'privsep' changed: privsep changes need a "
