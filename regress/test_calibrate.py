@@ -115,6 +115,37 @@ class Calibrate(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(out_dir,
                                                     "calibration.md")))
 
+    def test_an_earlier_csv_carries_its_runs(self):
+        # 12 runs tabulated once (their folders then gone), one of them
+        # with a false alarm; 2 more runs as folders: one table of 14.
+        specs = [{} for _ in range(11)]
+        specs.append({"false_alarm": ("udp-high.up", "cpu_per_mb",
+                                      "improvement")})
+        first = os.path.join(self.top, "first")
+        rc, out = tool("--from", *self.runs(specs), "--out", first)
+        self.assertEqual(rc, 1, out)    # 1 in 12: above the goal's 5 %
+        more = [write_run(self.top, "m%02d" % i, run_rows())
+                for i in range(2)]
+        both = os.path.join(self.top, "both")
+        rc, out = tool("--from", os.path.join(first, "calibration.csv"),
+                       *more, "--out", both)
+        self.assertEqual(rc, 1, out)    # 1 in 14, still above 5 %
+        self.assertIn("| A-vs-A: any false alarm | 1 of 14 |", out)
+        self.assertIn("| plant: caught on every stream | 14 of 14 |", out)
+        self.assertIn("- r11: false alarm on udp-high.up cpu_per_mb "
+                      "(improvement)", out)
+        with open(os.path.join(both, "calibration.csv"), newline="") as f:
+            runs = {r["run"] for r in csv.DictReader(f)}
+        self.assertEqual(len(runs), 14)
+
+    def test_not_a_calibration_csv_is_2(self):
+        bad = os.path.join(self.top, "bad.csv")
+        with open(bad, "w") as f:
+            f.write("a,b\n1,2\n")
+        rc, out = tool("--from", bad)
+        self.assertEqual(rc, 2, out)
+        self.assertIn("not a calibration.csv", out)
+
     def test_missing_summary_is_2_not_1(self):
         d = os.path.join(self.top, "failed")
         os.makedirs(d)
