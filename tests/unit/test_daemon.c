@@ -1415,7 +1415,8 @@ test_pppd_gets_report_channel_only(void **state)
  * arrives: each call has its own channel. (One datagram socket shared by
  * every pppd queued at most net.unix.max_dgram_qlen, 10 by default, and
  * refused the rest with EAGAIN: 713 reports were lost in a 600-session
- * teardown.) The daemon is stopped while 30 stand-in pppd report "up",
+ * teardown.) The daemon (its worker, under privsep) is stopped while 30
+ * stand-in pppd report "up",
  * each without waiting for room as the plugin does; when it runs again,
  * every session has started. */
 #define BURST_CALLS 30
@@ -1449,10 +1450,12 @@ test_report_burst_none_lost(void **state)
 		assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
 	}
 	wait_for(burst_ready, BURST_CALLS, 20000);
-	assert_int_equal(kill(daemon_pid, SIGSTOP), 0);
+	/* The reader of the reports: under privsep the worker. */
+	pid_t reader = server_pid();
+	assert_int_equal(kill(reader, SIGSTOP), 0);
 	write_file("go", "");
 	wait_for(burst_done, BURST_CALLS, 20000);
-	assert_int_equal(kill(daemon_pid, SIGCONT), 0);
+	assert_int_equal(kill(reader, SIGCONT), 0);
 	assert_int_equal(count_in_dir(tmpdir, ".lost"), 0);
 	for (int i = 0; i < SESSION_WAIT_TICKS &&
 	    log_count("session start: call") < BURST_CALLS; i++)
@@ -1490,8 +1493,8 @@ test_require_without_mppe_hung_up(void **state)
  * once. When another child's exit is already pending, the daemon sees the
  * SIGCHLD before that report: the report must still find its call (it
  * used to be dropped as "no such call", and the session-end line with it).
- * The daemon is stopped while both children exit, so both events wait for
- * it in that order. */
+ * The daemon (its worker, under privsep) is stopped while both children
+ * exit, so both events wait for it in that order. */
 static void
 test_report_before_reap(void **state)
 {
@@ -1510,12 +1513,21 @@ test_report_before_reap(void **state)
 	assert_int_equal(log_count("session start: call"), 2);
 	assert_int_equal(daemon_child_pids(pids, 2), 2);
 
-	assert_int_equal(kill(daemon_pid, SIGSTOP), 0);
+	/* Under privsep the monitor reaps and tells the stopped worker:
+	 * the exits wait in its socket, the reports in their channels. */
+	pid_t reader = server_pid();
+	assert_int_equal(kill(reader, SIGSTOP), 0);
 	assert_int_equal(kill(pids[0], SIGKILL), 0);
-	wait_zombie(pids[0]);
+	if (reader == daemon_pid)
+		wait_zombie(pids[0]);
 	assert_int_equal(kill(pids[1], SIGUSR1), 0);
-	wait_zombie(pids[1]);
-	assert_int_equal(kill(daemon_pid, SIGCONT), 0);
+	if (reader == daemon_pid)
+		wait_zombie(pids[1]);
+	else   /* both reaped by the monitor, each told to the worker */
+		for (int i = 0; i < 300 && (kill(pids[0], 0) == 0 ||
+		    kill(pids[1], 0) == 0); i++)
+			usleep(10000);
+	assert_int_equal(kill(reader, SIGCONT), 0);
 
 	wait_for(daemon_children, 0, 3000);
 	for (int i = 0; i < 300 && !log_contains("session end:"); i++)
