@@ -350,6 +350,30 @@ class Env:
     pass
 
 
+def worker_of(pid):
+    """The pid of `pid`'s child named pptpd-worker (privsep yes, our
+    server's default: the process that parses what the attacks send),
+    or None (privsep no, Poptop)."""
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return None
+    for t in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids = f.read().split()
+        except OSError:
+            continue
+        for k in kids:
+            try:
+                with open("/proc/%s/comm" % k) as f:
+                    if f.read().strip() == "pptpd-worker":
+                        return int(k)
+            except OSError:
+                continue
+    return None
+
+
 class Suite:
     def __init__(self, env):
         self.env = env
@@ -358,17 +382,28 @@ class Suite:
         self.failed = 0
         self.not_picked = 0
         self.pick = [p for p in env.pick.split(",") if p]
+        # Under privsep both the monitor and its worker must live on, and
+        # neither may leak a descriptor; the worker is the one attacked.
+        self.worker = worker_of(env.pid)
+        log("server pid %d%s" % (env.pid, ", its worker %d" % self.worker
+                                 if self.worker else ""))
+
+    def pids(self):
+        return [self.env.pid] + ([self.worker] if self.worker else [])
 
     def alive(self):
         try:
-            os.kill(self.env.pid, 0)
+            for pid in self.pids():
+                os.kill(pid, 0)
             return True
         except OSError:
             return False
 
     def fds(self):
+        """Descriptors of the server's processes, together."""
         try:
-            return len(os.listdir("/proc/%d/fd" % self.env.pid))
+            return sum(len(os.listdir("/proc/%d/fd" % pid))
+                       for pid in self.pids())
         except OSError:
             return -1
 
