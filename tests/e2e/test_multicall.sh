@@ -116,7 +116,9 @@ fi
 
 # ---- churn: dial and hang up beside the running tunnel
 wait_server_children 1 || true
-fds0=$(fd_count "$(server_pid)")
+# Both processes under privsep (the default): the worker holds the
+# connections and ptys, the monitor what each call's pppd needs of root.
+fds0=$(fd_count "$(server_worker)") mfds0=$(fd_count "$(server_pid)")
 status0=$(status_line)
 diag "before $CYCLES cycles: $fds0 fds; ${status0#*status: }"
 up=0 pinged=0 shared=0
@@ -131,7 +133,7 @@ for i in $(seq "$CYCLES"); do
 done
 [ "$up" = "$CYCLES" ] || head -n 12 "$E2E_DIR/cycles.err" | sed 's/^/# /'
 wait_server_children 1 || true
-fds1=$(fd_count "$(server_pid)")
+fds1=$(fd_count "$(server_worker)") mfds1=$(fd_count "$(server_pid)")
 status1=$(status_line)
 diag "after $CYCLES cycles: $fds1 fds; ${status1#*status: }"
 check "$CYCLES dial/hang-up cycles beside tunnel 1: $up came up" test "$up" = "$CYCLES"
@@ -143,6 +145,9 @@ check "$CYCLES cycles: only tunnel 1's pppd left on the client host ($(pppd_coun
 	test "$(pppd_count "$NS_CLI")" -eq 1
 check "$CYCLES cycles: no zombie" test "$(test_zombie_count)" = 0
 check "$CYCLES cycles: pptpd has the same $fds0 descriptors ($fds1)" test "$fds1" -eq "$fds0"
+if [ "${E2E_PRIVSEP:-yes}" = yes ]; then
+	check "$CYCLES cycles: its monitor has the same $mfds0 descriptors ($mfds1)" test "$mfds1" -eq "$mfds0"
+fi
 check "$CYCLES cycles: 1 call active, none ending, every other address back in the pool" \
 	grep -q '1 connections, 1 calls active, 0 ending, pool 30 of 31 free' <<<"$status1"
 assert_tunnel_ping m1 5 "tunnel 1 still passes traffic after the cycles"
