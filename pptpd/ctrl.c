@@ -68,8 +68,9 @@ struct ctrl {
 	uint32_t          echo_id;
 	uint16_t          ended_ids[CTRL_ENDED_IDS];   /* the peer's, a ring */
 	unsigned          nended;                      /* ever ended */
-	uint8_t           in[CTRL_INBUF_LEN];
-	size_t            inlen;
+	/* SO_RCVLOWAT now: 1, or the bytes of a message that has begun to
+	 * arrive (ctrl_read). */
+	int               lowat;
 	uint8_t           out[CTRL_OUTBUF_LEN];
 	size_t            outlen;
 };
@@ -137,10 +138,12 @@ ctrl_new(struct ctrls *s, int fd, const struct sockaddr_in *peer,
 	c->peer = *peer;
 	c->local = *local;
 	c->state = CTRL_WAIT_SCCRQ;
+	c->lowat = 1;
 	TAILQ_INIT(&c->calls);
 	snprintf(c->name, sizeof(c->name), "%s:%u", inet_ntoa(peer->sin_addr),
 	    ntohs(peer->sin_port));
-	if (loop_fd_add(s->loop, &c->lf, fd, EPOLLIN, ctrl_ready, c) < 0) {
+	if (loop_fd_add(s->loop, &c->lf, fd, EPOLLIN | EPOLLRDHUP, ctrl_ready,
+	    c) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -217,7 +220,7 @@ ctrl_write(struct ctrl *c, const uint8_t *p, size_t len)
 	}
 	memcpy(c->out + c->outlen, p, len);
 	c->outlen += len;
-	loop_fd_mod(c->ctrls->loop, &c->lf, EPOLLIN | EPOLLOUT);
+	loop_fd_mod(c->ctrls->loop, &c->lf, EPOLLIN | EPOLLRDHUP | EPOLLOUT);
 	return 0;
 }
 
@@ -246,7 +249,7 @@ ctrl_flush(struct ctrl *c)
 	memmove(c->out, c->out + n, c->outlen - (size_t)n);
 	c->outlen -= (size_t)n;
 	if (c->outlen == 0)
-		loop_fd_mod(c->ctrls->loop, &c->lf, EPOLLIN);
+		loop_fd_mod(c->ctrls->loop, &c->lf, EPOLLIN | EPOLLRDHUP);
 }
 
 static void
@@ -670,40 +673,75 @@ ctrl_dispatch(struct ctrl *c, const struct pptp_msg *m)
 	}
 }
 
-/* Frame and handle every complete message in the input buffer. Returns -1
- * once the connection is closed. */
-static int
-ctrl_parse(struct ctrl *c)
+/* How many bytes of `buf` (`len` of them) are whole messages; *need is
+ * the length of the first one not yet whole (0 when none has begun).
+ * -1 with *reason when the stream is not PPTP. */
+static ssize_t
+ctrl_frame(const uint8_t *buf, size_t len, size_t *need, const char **reason)
 {
 	size_t off = 0;
-	while (c->state != CTRL_CLOSED) {
-		const char *reason = NULL;
-		struct pptp_msg m;
-		ssize_t len = msg_frame(c->in + off, c->inlen - off, &reason);
-		if (len < 0) {
-			ctrl_close(c, reason);
+
+	*need = 0;
+	for (;;) {
+		ssize_t m = msg_frame(buf + off, len - off, reason);
+		if (m < 0)
 			return -1;
+		if (m == 0 || (size_t)m > len - off) {
+			if (off < len)
+				*need = m == 0 ? PPTP_HDR_LEN : (size_t)m;
+			return (ssize_t)off;
 		}
-		if (len == 0 || (size_t)len > c->inlen - off)
-			break;
-		if (msg_decode(c->in + off, (size_t)len, &m, &reason) < 0) {
-			ctrl_close(c, reason);
-			return -1;
-		}
-		off += (size_t)len;
-		ctrl_dispatch(c, &m);
+		off += (size_t)m;
 	}
-	if (c->state == CTRL_CLOSED)
-		return -1;
-	memmove(c->in, c->in + off, c->inlen - off);
-	c->inlen -= off;
-	return 0;
 }
 
+/* Until a begun message is whole, epoll says nothing of this socket
+ * (SO_RCVLOWAT: TCP's readiness waits for that many bytes); then 1 again.
+ * Without it the bytes left in the socket would wake the loop forever. */
 static void
-ctrl_read(struct ctrl *c)
+ctrl_lowat(struct ctrl *c, size_t need)
 {
-	ssize_t n = recv(c->fd, c->in + c->inlen, sizeof(c->in) - c->inlen, MSG_DONTWAIT);
+	int want = need > 0 ? (int)need : 1;
+	if (want == c->lowat)
+		return;
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0)
+		c->lowat = want;
+}
+
+/* Handle the `len` bytes of whole messages in buf. -1 once the
+ * connection is closed. */
+static int
+ctrl_parse(struct ctrl *c, const uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+	while (off < len && c->state != CTRL_CLOSED) {
+		const char *reason = NULL;
+		struct pptp_msg m;
+		ssize_t n = msg_frame(buf + off, len - off, &reason);
+		if (n <= 0 || msg_decode(buf + off, (size_t)n, &m, &reason) < 0) {
+			ctrl_close(c, reason != NULL ? reason : "bad framing");
+			return -1;
+		}
+		off += (size_t)n;
+		ctrl_dispatch(c, &m);
+	}
+	return c->state == CTRL_CLOSED ? -1 : 0;
+}
+
+/* Only whole messages leave the socket: a part of one stays in the
+ * kernel's buffer until the rest has come. A worker that dies (privsep:
+ * the monitor holds the connection for the next, doc/design/privsep.md)
+ * then loses at most what it was acting on, never half a message, which
+ * would leave the stream out of step. The bytes are looked at first
+ * (MSG_PEEK), then the whole messages among them taken at once. */
+static void
+ctrl_read(struct ctrl *c, uint32_t events)
+{
+	uint8_t buf[CTRL_INBUF_LEN];
+	const char *reason = NULL;
+	size_t need;
+	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+
 	if (n == 0) {
 		ctrl_close(c, "peer closed the connection");
 		return;
@@ -713,8 +751,22 @@ ctrl_read(struct ctrl *c)
 			ctrl_close(c, strerror(errno));
 		return;
 	}
-	c->inlen += (size_t)n;
-	if (ctrl_parse(c) < 0)
+	ssize_t whole = ctrl_frame(buf, (size_t)n, &need, &reason);
+	if (whole < 0) {
+		ctrl_close(c, reason);
+		return;
+	}
+	if (whole == 0 && (events & (EPOLLRDHUP | EPOLLHUP))) {
+		ctrl_close(c, "peer closed the connection in the middle of a "
+		    "message");
+		return;
+	}
+	if (whole > 0 && recv(c->fd, buf, (size_t)whole, MSG_DONTWAIT) != whole) {
+		ctrl_close(c, "the connection's input went away while read");
+		return;
+	}
+	ctrl_lowat(c, need);
+	if (whole == 0 || ctrl_parse(c, buf, (size_t)whole) < 0)
 		return;
 	/* Any traffic proves the peer alive; the idle timer restarts. */
 	if ((c->state == CTRL_ESTABLISHED || c->state == CTRL_STOPPING) &&
@@ -728,8 +780,9 @@ ctrl_ready(void *arg, uint32_t events)
 	struct ctrl *c = arg;
 	if (events & EPOLLOUT)
 		ctrl_flush(c);
-	if (c->state != CTRL_CLOSED && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		ctrl_read(c);
+	if (c->state != CTRL_CLOSED &&
+	    (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+		ctrl_read(c, events);
 }
 
 /* The statistics field of a CDN goes to a peer that may not have
