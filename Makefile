@@ -203,9 +203,17 @@ install: all
 	@# The worker's user (privsep yes, the default), made now when this is
 	@# the system pptpd runs on; a package (DESTDIR) makes it at its own
 	@# install. Named by path: $(PREFIX)/lib is not where systemd-sysusers
-	@# looks when PREFIX is /usr/local.
-	if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
-		systemd-sysusers $(SYSUSERSDIR)/pptpd.conf; fi
+	@# looks when PREFIX is /usr/local. Without systemd, useradd; if
+	@# neither can, the install goes on and says what pptpd will need.
+	@if [ -z "$(DESTDIR)" ] && ! getent passwd pptpd >/dev/null; then \
+		if command -v systemd-sysusers >/dev/null; then \
+			systemd-sysusers $(SYSUSERSDIR)/pptpd.conf; \
+		elif command -v useradd >/dev/null; then \
+			useradd --system --no-create-home --home-dir / \
+			    --shell /usr/sbin/nologin pptpd; \
+		else false; fi || echo "make install: could not make the user" \
+		    "pptpd, which pptpd's worker runs as (privsep yes): make" \
+		    "it, or set privsep-user in pptpd.conf" >&2; fi
 	$(MAKE) -C plugin install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 clean:

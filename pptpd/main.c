@@ -631,7 +631,10 @@ run(struct conf *conf, const struct opts *o)
 		reason = err;
 	} else if (conf->privsep && drop_user_find(conf->privsep_user,
 	    &reloader.user, err, sizeof(err)) < 0) {
+		/* A setting to fix, as a bad line is: systemd does not restart
+		 * (RestartPreventExitStatus=2) into the same refusal. */
 		reason = err;
+		rc = EXIT_CONFIG;
 	} else if (pidfile != NULL &&
 	    (pid_fd = pidfile_lock(pidfile, err, sizeof(err))) < 0) {
 		reason = err;

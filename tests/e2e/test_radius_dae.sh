@@ -155,6 +155,7 @@ bob_fine "after the Acct-Session-Id disconnect"
 # another code) in a burst; then one more a second later, which carries
 # the count of the lines held back.
 lines0=$(count 'dae: .*dropped')
+wpid=$(server_worker)   # under privsep the worker parses them
 ip netns exec "$NS_RAD" python3 - "$SERVER_IP" <<'PY'
 import os, socket, struct, sys, hashlib
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -182,14 +183,19 @@ lines=$(($(count 'dae: .*dropped') - lines0))
 check "301 bad datagrams: at most ~2 s worth of drop lines logged ($lines)" test "$lines" -le 30 -a "$lines" -ge 2
 assert_log_contains "$E2E_SERVER_LOG" '\([0-9]+ similar lines suppressed\)' \
 	"the rate limiter says how many lines it held back"
-check "pptpd still runs after the flood" proc_alive "$(server_pid)"
+# (the worker too: a dead worker leaves the monitor a few seconds of
+# ending the sessions)
+check "pptpd (pid $(server_pid), worker $wpid) still runs after the flood" \
+	eval 'proc_alive "$(server_pid)" && proc_alive "$wpid"'
+
 bob_fine "after the flood"
 
 # ---- bob last: the daemon still answers properly
 dm "$DAE_SECRET" 'User-Name = bob'
 check "after the flood, Disconnect-Request User-Name = bob: Disconnect-ACK" acked
 gone_cleanly b "bob (by User-Name, after the flood)"
-check "pptpd still runs" proc_alive "$(server_pid)"
+check "pptpd still runs, its worker the same ($wpid)" \
+	eval 'proc_alive "$(server_pid)" && [ "$(server_worker)" = "$wpid" ]'
 
 # ---- pptp-load's Windows profile against pptpd + RADIUS: MS-CHAPv2
 # checked by FreeRADIUS, MPPE-128 keyed from its MS-MPPE-*-Key, UDP echo

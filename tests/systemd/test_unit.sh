@@ -206,13 +206,20 @@ main_pppd() {
 	done
 	return 0
 }
-# worker_facts: "USER CapEff Seccomp" of pptpd's worker (pptpd-worker,
-# the main pid's child), or nothing.
-worker_facts() {
-	local c comm uid
+# worker_pid: pptpd's worker (pptpd-worker, the main pid's child), or
+# nothing.
+worker_pid() {
+	local c comm
 	for c in $(children "$(main_pid)"); do
 		read -r comm 2>/dev/null <"/proc/$c/comm" || continue
-		[ "$comm" = pptpd-worker ] || continue
+		[ "$comm" = pptpd-worker ] && { echo "$c"; return 0; }
+	done
+	return 0
+}
+# worker_facts: "USER CapEff Seccomp" of pptpd's worker, or nothing.
+worker_facts() {
+	local c uid
+	for c in $(worker_pid); do
 		uid=$(awk '/^Uid:/ {print $2}' "/proc/$c/status")
 		echo "$(getent passwd "$uid" | cut -d: -f1)" \
 			"$(awk '/^CapEff:/ {print $2}' "/proc/$c/status")" \
@@ -420,6 +427,42 @@ kill_all() {
 	check "kill all: the client's pppd ended" gone "$KCPID" 30
 }
 
+# kill_worker DP: pptpd's worker SIGKILLed (a crash of the process that
+# parses what the network sends; privsep, as shipped): the monitor ends
+# the session cleanly and exits 1, and systemd restarts the unit.
+kill_worker() {
+	DP=$1
+	diag "==== pptpd-worker SIGKILLed, datapath $DP"
+	jmark
+	write_conf "$DP"
+	systemctl stop "$UNIT" 2>/dev/null || true
+	systemctl reset-failed "$UNIT" 2>/dev/null || true
+	if ! systemctl start "$UNIT"; then
+		tap_not_ok "worker killed: systemctl start pptpd"
+		return 0
+	fi
+	dial "w-$DP"
+	local w pid0 n0 kcpid
+	kcpid=$(client_pid "w-$DP") pid0=$(main_pid) n0=$(prop NRestarts)
+	w=$(worker_pid)
+	check "worker killed: pptpd's worker found ($w)" test -n "$w"
+	[ -n "$w" ] || return 0
+	kill -KILL "$w"
+	check "worker $w killed: the unit restarted (pid $pid0 -> $(restarted "$pid0" "$n0"; main_pid))" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" != "$pid0"
+	check "worker killed: the monitor said so" \
+		jhas "monitor: the worker \(pid $w\) was killed by signal 9: ending 1 sessions"
+	check "worker killed: pppd $SPPPD is gone" gone "$SPPPD" 30
+	check "worker killed: pppd $SPPPD ended cleanly: it logged its Exit" jhas "pppd\[$SPPPD\]: Exit\."
+	check "worker killed: systemd sent pppd $SPPPD no SIGKILL" \
+		eval '! jhas "Killing process $SPPPD \(pppd\) with signal SIGKILL"'
+	check "worker killed: FreeRADIUS got its Accounting-Stop ($SID)" acct 15 Stop "$SID"
+	check "worker killed: the client's pppd ended" gone "$kcpid" 30
+	dial "w2-$DP"
+	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "worker killed: the restarted pptpd takes a new session"
+	client_down "w2-$DP"
+}
+
 assert_lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
 diag "unit: $(prop FragmentPath); KillMode $(prop KillMode), TimeoutStopSec $(prop TimeoutStopUSec)"
@@ -436,6 +479,7 @@ jhas 'pptpd.conf:1' || diag "no pptpd.conf:1 in the journal: $(tail -n 3 "$E2E_S
 for dp in $DATAPATHS; do
 	phase "$dp"
 done
+kill_worker "${DATAPATHS%% *}"
 kill_all "${DATAPATHS%% *}"
 jmark
 systemctl stop "$UNIT"

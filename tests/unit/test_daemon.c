@@ -82,7 +82,8 @@ log_contains(const char *needle)
 
 /* The test configuration plus `extra` lines, as tmpdir/pptpd.conf.
  * PPTPD_TEST_CONF adds a line to every test's ("privsep no": the whole
- * suite again in one process, as `make unit` runs it). */
+ * suite again in one process, as `make unit` runs it; unset: "privsep-user
+ * nobody"). */
 static int every_off;   /* this once, not PPTPD_TEST_CONF's line */
 
 static void
@@ -90,6 +91,10 @@ write_conf(const char *extra)
 {
 	char conf[2 * PATH_MAX + 512], cwd[PATH_MAX];
 	const char *every = every_off ? NULL : getenv("PPTPD_TEST_CONF");
+	/* Without it, as shipped (privsep yes), the worker as `nobody`: this
+	 * machine need not have the pptpd user the package makes. */
+	if (!every_off && every == NULL)
+		every = "privsep-user nobody";
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(conf, sizeof(conf),
 	    "ppp %s/" FAKE_PPPD "\noption %s/options\nlocalip 198.19.0.1\n"
@@ -704,6 +709,36 @@ test_order_abuse(void **state)
 	assert_int_equal(pns_recv(s, &m, REPLY_MS), 0);
 	assert_int_equal(m.type, PPTP_ECHORP);
 	close(s);
+}
+
+/* privsep is the default: a privsep-user that does not exist, or root,
+ * stops the start with exit status 2 (a setting to fix; systemd does not
+ * restart into it) and says what to do. */
+static void
+test_privsep_user_refused_exit_status(void **state)
+{
+	static const char *const users[][2] = {
+		{ "pptpd-test-nosuch", "privsep-user pptpd-test-nosuch: no such "
+		  "user (the package and make install create it" },
+		{ "root", "privsep-user root: uid or gid 0: the worker would "
+		  "keep root's rights: refused" },
+	};
+	char conf[256], path[PATH_MAX], cmd[PATH_MAX * 2];
+
+	snprintf(path, sizeof(path), "%s/user.conf", tmpdir);
+	for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
+		snprintf(conf, sizeof(conf), "listen 127.0.0.1\nnoplugin\n"
+		    "privsep-user %s\n", users[i][0]);
+		write_file("user.conf", conf);
+		snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s 2>%s/err", path,
+		    tmpdir);
+		int st = system(cmd);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 2);
+		snprintf(cmd, sizeof(cmd), "grep -qF \"%s\" %s/err", users[i][1],
+		    tmpdir);
+		assert_int_equal(system(cmd), 0);
+	}
 }
 
 static void
@@ -3813,6 +3848,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_pool_exhausted_and_returned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_header_closes_only_that_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_order_abuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_privsep_user_refused_exit_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_connection_closed_at_stimeout, setup, teardown),
 		cmocka_unit_test(test_config_error_exit_status),
 		cmocka_unit_test_setup_teardown(test_ctrl_message_in_pieces, setup, teardown),
