@@ -359,9 +359,10 @@ phase() {
 	kill_main
 }
 
-# killed NAME LABEL [OPTION...]: the unit started, alice dialed in as NAME,
-# then `systemctl kill -s KILL [OPTION...] pptpd`; the unit must restart
-# and the server's pppd ($SPPPD) end. KCPID: the client's pppd.
+# killed NAME LABEL [OPTION...|--worker]: the unit started, alice dialed
+# in as NAME, then `systemctl kill -s KILL [OPTION...] pptpd` (--worker:
+# SIGKILL to pptpd's worker alone, KWORKER); the unit must restart and
+# the server's pppd ($SPPPD) end. KCPID: the client's pppd.
 killed() {
 	local name=$1 label=$2 pid0 n0
 	shift 2
@@ -371,7 +372,13 @@ killed() {
 	fi
 	dial "$name"
 	KCPID=$(client_pid "$name") pid0=$(main_pid) n0=$(prop NRestarts)
-	systemctl kill -s KILL "$@" "$UNIT"
+	if [ "${1:-}" = --worker ]; then
+		KWORKER=$(worker_pid)
+		check "$label: pptpd's worker found (${KWORKER:-none})" test -n "$KWORKER"
+		[ -n "$KWORKER" ] && kill -KILL "$KWORKER"
+	else
+		systemctl kill -s KILL "$@" "$UNIT"
+	fi
 	check "$label: the unit restarted (pid $pid0 -> $(restarted "$pid0" "$n0"; main_pid))" \
 		test "$(prop ActiveState)" = active -a "$(main_pid)" != "$pid0"
 	check "$label: pppd $SPPPD is gone" gone "$SPPPD" 30
@@ -437,27 +444,14 @@ kill_worker() {
 	write_conf "$DP"
 	systemctl stop "$UNIT" 2>/dev/null || true
 	systemctl reset-failed "$UNIT" 2>/dev/null || true
-	if ! systemctl start "$UNIT"; then
-		tap_not_ok "worker killed: systemctl start pptpd"
-		return 0
-	fi
-	dial "w-$DP"
-	local w pid0 n0 kcpid
-	kcpid=$(client_pid "w-$DP") pid0=$(main_pid) n0=$(prop NRestarts)
-	w=$(worker_pid)
-	check "worker killed: pptpd's worker found ($w)" test -n "$w"
-	[ -n "$w" ] || return 0
-	kill -KILL "$w"
-	check "worker $w killed: the unit restarted (pid $pid0 -> $(restarted "$pid0" "$n0"; main_pid))" \
-		test "$(prop ActiveState)" = active -a "$(main_pid)" != "$pid0"
+	killed "w-$DP" "worker killed" --worker || return 0
 	check "worker killed: the monitor said so" \
-		jhas "monitor: the worker \(pid $w\) was killed by signal 9: ending 1 sessions"
-	check "worker killed: pppd $SPPPD is gone" gone "$SPPPD" 30
+		jhas "monitor: the worker \(pid $KWORKER\) was killed by signal 9: ending 1 sessions"
 	check "worker killed: pppd $SPPPD ended cleanly: it logged its Exit" jhas "pppd\[$SPPPD\]: Exit\."
 	check "worker killed: systemd sent pppd $SPPPD no SIGKILL" \
 		eval '! jhas "Killing process $SPPPD \(pppd\) with signal SIGKILL"'
 	check "worker killed: FreeRADIUS got its Accounting-Stop ($SID)" acct 15 Stop "$SID"
-	check "worker killed: the client's pppd ended" gone "$kcpid" 30
+	check "worker killed: the client's pppd ended" gone "$KCPID" 30
 	dial "w2-$DP"
 	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "worker killed: the restarted pptpd takes a new session"
 	client_down "w2-$DP"
