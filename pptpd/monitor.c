@@ -64,6 +64,7 @@ struct mcall {
 struct monitor {
 	const struct conf *conf;
 	pid_t              worker;
+	uid_t              worker_uid;
 	int                worker_status;   /* -1 while it runs */
 	int                sock;
 	int                sigfd;
@@ -122,6 +123,29 @@ monitor_pool_build(struct monitor *m)
 			pool_take(m->pool, m->calls[i].remote);
 }
 
+/* Signal the worker. It is another user's process, and the unit's
+ * bounding set under systemd has no CAP_KILL (pppd, root in the unit,
+ * need not kill any process it likes): the monitor sends the signal as
+ * the worker's user, its effective uid alone changed for the one call,
+ * which the kernel allows without the capability (kill(2): the sender's
+ * effective uid is the target's real one). Root's rights come back at
+ * once: the real and saved uids stayed 0. */
+static void
+monitor_kill_worker(struct monitor *m, int sig)
+{
+	int as_user = m->worker_uid != 0 && seteuid(m->worker_uid) == 0;
+
+	if (kill(m->worker, sig) < 0 && errno != ESRCH)
+		log_msg(LOG_ERR, "monitor: cannot send signal %d to the worker "
+		    "(pid %d): %s", sig, (int)m->worker, strerror(errno));
+	if (as_user && seteuid(0) < 0) {
+		/* Not root again: nothing the monitor does would work. */
+		log_msg(LOG_CRIT, "monitor: cannot take root's rights back: %s",
+		    strerror(errno));
+		_exit(1);
+	}
+}
+
 /* The socket does not block (monitor_run): a worker that stops reading
  * must not stop the monitor's reaping and signals. One that lets its
  * socket fill up is broken, and is killed: its sessions then end as
@@ -135,7 +159,7 @@ monitor_send(struct monitor *m, struct mon_msg *a)
 		    (int)m->worker, strerror(errno), errno == EAGAIN ?
 		    ": it does not read, killing it" : "");
 		if (errno == EAGAIN && m->worker_status < 0)
-			kill(m->worker, SIGKILL);
+			monitor_kill_worker(m, SIGKILL);
 		return -1;
 	}
 	return 0;
@@ -900,7 +924,7 @@ monitor_signal(struct monitor *m)
 		/* SIGTERM, SIGINT, SIGHUP, SIGUSR1: the worker's to act on (a
 		 * reload reaches the monitor from it, as ADMIN). */
 		if (m->worker_status < 0)
-			kill(m->worker, (int)si.ssi_signo);
+			monitor_kill_worker(m, (int)si.ssi_signo);
 	}
 }
 
@@ -936,7 +960,7 @@ monitor_run(const struct monitor_env *env)
 	pid_t worker = env->worker;
 	int sock = env->sock;
 	struct monitor m = { .conf = env->conf, .worker = worker,
-		.worker_status = -1, .sock = sock, .reload = env->reload,
+		.worker_uid = env->worker_uid, .worker_status = -1, .sock = sock, .reload = env->reload,
 		.files = env->files,
 		.reload_arg = env->reload_arg, .kernel_path = env->kernel_path };
 	sigset_t set;
@@ -954,7 +978,7 @@ monitor_run(const struct monitor_env *env)
 		if (m.sigfd < 0)
 			log_msg(LOG_ERR, "monitor: cannot set up signals: %s",
 			    strerror(errno));
-		kill(worker, SIGKILL);
+		monitor_kill_worker(&m, SIGKILL);
 		waitpid(worker, NULL, 0);
 		if (m.sigfd >= 0)
 			close(m.sigfd);

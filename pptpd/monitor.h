@@ -40,6 +40,9 @@ struct monitor_env {
 	const struct conf *conf;    /* read at each request (a reload changes
 	                               it in place) */
 	pid_t              worker;
+	uid_t              worker_uid;   /* what it runs as (privsep-user):
+	                                    the monitor signals it as that
+	                                    user (monitor.c) */
 	int                sock;    /* to the worker: one end of a
 	                               SOCK_SEQPACKET socketpair */
 	int                kernel_path;   /* startup chose the kernel's PPTP

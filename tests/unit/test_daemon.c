@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <grp.h>
@@ -145,6 +147,11 @@ daemon_start(const char *extra)
 			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 				_exit(126);
 		}
+		/* As the systemd unit runs it: no CAP_KILL in the bounding set
+		 * (systemd/pptpd.service.in), so a monitor that signals its
+		 * worker, another user's process, must do it as that user. */
+		if (prctl(PR_CAPBSET_DROP, CAP_KILL, 0, 0, 0) < 0)
+			_exit(125);
 		const char *p = daemon_pidfile ? "-p" : NULL, *pf = daemon_pidfile;
 		setenv("FAKE_PPPD_DIR", tmpdir, 1);
 		/* PPTPD_VALGRIND=1: the daemon runs under valgrind, and any
