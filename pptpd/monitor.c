@@ -41,8 +41,13 @@
 #include "common/strclean.h"
 
 /* After the worker is gone, the sessions it left get SIGTERM (pppd ends
- * LCP with the peer) and this long before SIGKILL. */
-#define MONITOR_GRACE_MS  5000
+ * LCP with the peer, runs ip-down and RADIUS' Accounting-Stop) and
+ * stop-timeout, as a clean stop gives them, before SIGKILL: with its
+ * control connection gone with the worker the client often no longer
+ * answers LCP's Terminate-Request, and pppd waits out its retries (3 s
+ * each, twice) before it exits; a bound of 5 s SIGKILLed it first on the
+ * kernel path (Debian 13, the systemd test). At least this long: */
+#define MONITOR_GRACE_MIN_MS  5000
 #define MONITOR_NOTIFY_BURST  4
 
 /* A pppd the monitor started and has not reaped. A list scanned whole:
@@ -881,6 +886,13 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 	}
 }
 
+static uint64_t
+monitor_grace_ms(const struct monitor *m)
+{
+	uint64_t ms = (uint64_t)m->conf->stop_timeout * 1000;
+	return ms > MONITOR_GRACE_MIN_MS ? ms : MONITOR_GRACE_MIN_MS;
+}
+
 /* The worker is gone: what it left of the sessions ends. */
 static void
 monitor_worker_exited(struct monitor *m, int status)
@@ -896,7 +908,7 @@ monitor_worker_exited(struct monitor *m, int status)
 		    WEXITSTATUS(status), m->ncalls);
 	for (size_t i = 0; i < m->ncalls; i++)
 		kill(m->calls[i].pid, SIGTERM);
-	m->grace_end = monitor_now() + MONITOR_GRACE_MS;
+	m->grace_end = monitor_now() + monitor_grace_ms(m);
 }
 
 static void
@@ -998,7 +1010,7 @@ monitor_run(const struct monitor_env *env)
 			if (now >= m.grace_end) {
 				for (size_t i = 0; i < m.ncalls; i++)
 					kill(m.calls[i].pid, SIGKILL);
-				m.grace_end = now + MONITOR_GRACE_MS;
+				m.grace_end = now + monitor_grace_ms(&m);
 			}
 			timeout = (int)(m.grace_end - now);
 		}
