@@ -69,7 +69,7 @@ struct ctrl {
 	uint16_t          ended_ids[CTRL_ENDED_IDS];   /* the peer's, a ring */
 	unsigned          nended;                      /* ever ended */
 	/* SO_RCVLOWAT now: 1, or the bytes of a message that has begun to
-	 * arrive (ctrl_read). */
+	 * arrive (ctrl_read); 0 before the first read sets it. */
 	int               lowat;
 	uint8_t           out[CTRL_OUTBUF_LEN];
 	size_t            outlen;
@@ -138,7 +138,8 @@ ctrl_new(struct ctrls *s, int fd, const struct sockaddr_in *peer,
 	c->peer = *peer;
 	c->local = *local;
 	c->state = CTRL_WAIT_SCCRQ;
-	c->lowat = 1;
+	c->lowat = 0;   /* not known: the first read sets it (a socket the
+	                 * monitor hands on may come with another's) */
 	TAILQ_INIT(&c->calls);
 	snprintf(c->name, sizeof(c->name), "%s:%u", inet_ntoa(peer->sin_addr),
 	    ntohs(peer->sin_port));
@@ -731,9 +732,17 @@ ctrl_parse(struct ctrl *c, const uint8_t *buf, size_t len)
 /* Only whole messages leave the socket: a part of one stays in the
  * kernel's buffer until the rest has come. A worker that dies (privsep:
  * the monitor holds the connection for the next, doc/design/privsep.md)
- * then loses at most what it was acting on, never half a message, which
- * would leave the stream out of step. The bytes are looked at first
- * (MSG_PEEK), then the whole messages among them taken at once. */
+ * then loses at most the whole messages it had taken (one read's worth),
+ * never half a message, which would leave the stream out of step. The
+ * bytes are looked at first (MSG_PEEK), then the whole messages among
+ * them taken at once.
+ *
+ * Woken with SO_RCVLOWAT already at this message's length, yet shown
+ * less than the message: the bytes are there but a read will not give
+ * them. TCP urgent data does that (a read stops at its mark, and PPTP
+ * never sends any; one byte with MSG_OOB would otherwise spin the loop
+ * until the connection's timers end it), and so does a receive queue the
+ * kernel reports readable before it can be read in order. Closed. */
 static void
 ctrl_read(struct ctrl *c, uint32_t events)
 {
@@ -756,9 +765,14 @@ ctrl_read(struct ctrl *c, uint32_t events)
 		ctrl_close(c, reason);
 		return;
 	}
-	if (whole == 0 && (events & (EPOLLRDHUP | EPOLLHUP))) {
+	if (whole == 0 && (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
 		ctrl_close(c, "peer closed the connection in the middle of a "
 		    "message");
+		return;
+	}
+	if (whole == 0 && need > 1 && c->lowat == (int)need) {
+		ctrl_close(c, "the stream stalled in the middle of a message "
+		    "(TCP urgent data?)");
 		return;
 	}
 	if (whole > 0 && recv(c->fd, buf, (size_t)whole, MSG_DONTWAIT) != whole) {

@@ -16,10 +16,18 @@ drop_user_find(const char *name, struct drop_user *u, char *err, size_t errlen)
 
 	errno = 0;
 	if ((pw = getpwnam(name)) == NULL) {
-		snprintf(err, errlen, "privsep-user %s: %s (the package and "
-		    "make install create it with systemd-sysusers; or name "
-		    "another user)", name, errno != 0 ?
-		    strerror(errno) : "no such user");
+		/* getpwnam(3): these say "not found"; any other errno is the
+		 * lookup's own failure (an LDAP server down at boot). */
+		int e = errno;
+		if (e != 0 && e != ENOENT && e != ESRCH && e != EBADF &&
+		    e != EPERM) {
+			snprintf(err, errlen, "privsep-user %s: cannot look it "
+			    "up: %s", name, strerror(e));
+			return DROP_LOOKUP_FAILED;
+		}
+		snprintf(err, errlen, "privsep-user %s: no such user (the "
+		    "package and make install create it with "
+		    "systemd-sysusers; or name another user)", name);
 		return -1;
 	}
 	if (pw->pw_uid == 0 || pw->pw_gid == 0) {

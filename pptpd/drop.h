@@ -16,8 +16,11 @@ struct drop_user {
 };
 
 /* Look `name` up, before the fork (the monitor keeps no answer it did
- * not need): 0, or -1 with err set (no such user, or one with uid 0,
- * which would keep root's rights). */
+ * not need): 0; -1 with err set when the setting is wrong (no such user,
+ * or one with uid 0, which would keep root's rights); DROP_LOOKUP_FAILED
+ * with err set when the lookup itself failed (NSS answered with an error,
+ * which a later try may not). */
+#define DROP_LOOKUP_FAILED  (-2)
 int drop_user_find(const char *name, struct drop_user *u, char *err,
     size_t errlen);
 

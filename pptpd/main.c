@@ -621,7 +621,7 @@ run(struct conf *conf, const struct opts *o)
 	struct server *s = NULL;
 	struct reloader reloader = { .conf = conf, .o = o };
 	struct loop *loop = loop_new();
-	int rc = EXIT_FAIL, pid_fd = -1, split = 0;
+	int rc = EXIT_FAIL, pid_fd = -1, split = 0, found = 0;
 
 	if (realpath(o->conf_file, reloader.path) == NULL)
 		snprintf(reloader.path, sizeof(reloader.path), "%s", o->conf_file);
@@ -629,12 +629,13 @@ run(struct conf *conf, const struct opts *o)
 	if (loop == NULL) {
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
 		reason = err;
-	} else if (conf->privsep && drop_user_find(conf->privsep_user,
-	    &reloader.user, err, sizeof(err)) < 0) {
+	} else if (conf->privsep && (found = drop_user_find(conf->privsep_user,
+	    &reloader.user, err, sizeof(err))) < 0) {
 		/* A setting to fix, as a bad line is: systemd does not restart
-		 * (RestartPreventExitStatus=2) into the same refusal. */
+		 * (RestartPreventExitStatus=2) into the same refusal. A lookup
+		 * that failed may work next time: 1, restarted. */
 		reason = err;
-		rc = EXIT_CONFIG;
+		rc = found == DROP_LOOKUP_FAILED ? EXIT_FAIL : EXIT_CONFIG;
 	} else if (pidfile != NULL &&
 	    (pid_fd = pidfile_lock(pidfile, err, sizeof(err))) < 0) {
 		reason = err;

@@ -128,27 +128,34 @@ monitor_pool_build(struct monitor *m)
 			pool_take(m->pool, m->calls[i].remote);
 }
 
-/* Signal the worker. It is another user's process, and the unit's
- * bounding set under systemd has no CAP_KILL (pppd, root in the unit,
- * need not kill any process it likes): the monitor sends the signal as
- * the worker's user, its effective uid alone changed for the one call,
- * which the kernel allows without the capability (kill(2): the sender's
- * effective uid is the target's real one). Root's rights come back at
- * once: the real and saved uids stayed 0. */
+/* Signal the worker. Once it has dropped root it is another user's
+ * process, and the unit's bounding set under systemd has no CAP_KILL
+ * (pppd, root in the unit, need not kill any process it likes): refused
+ * as root, the signal goes again as the worker's user, the monitor's
+ * effective uid alone changed for the one call, which the kernel allows
+ * without the capability (kill(2): the sender's effective uid is the
+ * target's real one). Root's rights come back at once: the real and saved
+ * uids stayed 0. (As root first: a worker that has not dropped yet is
+ * still root's.) */
 static void
 monitor_kill_worker(struct monitor *m, int sig)
 {
-	int as_user = m->worker_uid != 0 && seteuid(m->worker_uid) == 0;
+	int rc = kill(m->worker, sig), err = errno;
 
-	if (kill(m->worker, sig) < 0 && errno != ESRCH)
-		log_msg(LOG_ERR, "monitor: cannot send signal %d to the worker "
-		    "(pid %d): %s", sig, (int)m->worker, strerror(errno));
-	if (as_user && seteuid(0) < 0) {
-		/* Not root again: nothing the monitor does would work. */
-		log_msg(LOG_CRIT, "monitor: cannot take root's rights back: %s",
-		    strerror(errno));
-		_exit(1);
+	if (rc < 0 && err == EPERM && m->worker_uid != 0 &&
+	    seteuid(m->worker_uid) == 0) {
+		rc = kill(m->worker, sig);
+		err = errno;
+		if (seteuid(0) < 0) {
+			/* Not root again: nothing the monitor does would work. */
+			log_msg(LOG_CRIT, "monitor: cannot take root's rights "
+			    "back: %s", strerror(errno));
+			_exit(1);
+		}
 	}
+	if (rc < 0 && err != ESRCH)
+		log_msg(LOG_ERR, "monitor: cannot send signal %d to the worker "
+		    "(pid %d): %s", sig, (int)m->worker, strerror(err));
 }
 
 /* The socket does not block (monitor_run): a worker that stops reading

@@ -874,6 +874,35 @@ test_ctrl_message_in_pieces(void **state)
 	    "a message"));
 }
 
+/* TCP urgent data in the middle of a message: a read stops at its mark,
+ * so the part before it can never be taken whole while the bytes after
+ * it keep the socket readable. Closed at once, not read forever (it spun
+ * the loop until the connection's timers ended it); PPTP sends none. */
+static void
+test_ctrl_urgent_data_closed(void **state)
+{
+	struct pptp_msg e = { .type = PPTP_ECHORQ };
+	uint8_t b[PPTP_MAX_MSG_LEN];
+	int s = pns_start();
+	e.u.echo.id = 9;
+	size_t n = msg_encode(&e, b, sizeof(b));
+	assert_int_equal(send(s, b, 5, 0), 5);
+	usleep(200000);   /* the part is seen: SO_RCVLOWAT is its length */
+	long before = daemon_cpu_ms(server_pid());
+	assert_int_equal(send(s, "x", 1, MSG_OOB), 1);
+	assert_int_equal(send(s, b + 5, n - 5, 0), (ssize_t)(n - 5));
+	assert_true(pns_closed(s, REPLY_MS));
+	close(s);
+	usleep(500000);
+	long cpu = daemon_cpu_ms(server_pid()) - before;
+	print_message("server CPU around an urgent byte mid-message: %ld ms\n",
+	    cpu);
+	assert_true(cpu < SPIN_MAX_CPU_MS / 3);
+	assert_true(log_contains("the stream stalled in the middle of a "
+	    "message"));
+	close(pns_start());   /* and the next client is served */
+}
+
 /* RLIMIT_NOFILE 32, hard too: the daemon cannot raise it, serves the
  * connections that fit, refuses the rest, and does not spin at EMFILE. */
 static void
@@ -3859,6 +3888,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_silent_connection_closed_at_stimeout, setup, teardown),
 		cmocka_unit_test(test_config_error_exit_status),
 		cmocka_unit_test_setup_teardown(test_ctrl_message_in_pieces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ctrl_urgent_data_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nofile_limit_no_accept_spin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emfile_sheds_clients, setup, teardown),
 		cmocka_unit_test(test_noplugin_with_peers_or_logwtmp_refused),
