@@ -178,7 +178,8 @@ fz_check_ctrl(const struct ctrl *c)
 	if (n != c->ncalls || n != c->nlive ||
 	    n > (unsigned)c->ctrls->conf->calls_per_conn)
 		abort();
-	if (c->outlen > sizeof(c->out) || c->inlen >= PPTP_MAX_MSG_LEN)
+	if (c->outlen > sizeof(c->out) || c->lowat < 0 ||
+	    c->lowat > PPTP_MAX_MSG_LEN)
 		abort();
 }
 

@@ -71,6 +71,9 @@ struct ctrl {
 	/* SO_RCVLOWAT now: 1, or the bytes of a message that has begun to
 	 * arrive (ctrl_read); 0 before the first read sets it. */
 	int               lowat;
+	/* TCP, whose readiness honours it (a unix socket's, the fuzzer's,
+	 * does not): see ctrl_read. */
+	int               tcp;
 	uint8_t           out[CTRL_OUTBUF_LEN];
 	size_t            outlen;
 };
@@ -140,6 +143,10 @@ ctrl_new(struct ctrls *s, int fd, const struct sockaddr_in *peer,
 	c->state = CTRL_WAIT_SCCRQ;
 	c->lowat = 0;   /* not known: the first read sets it (a socket the
 	                 * monitor hands on may come with another's) */
+	int proto = 0;
+	socklen_t plen = sizeof(proto);
+	c->tcp = getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &plen) == 0 &&
+	    proto == IPPROTO_TCP;
 	TAILQ_INIT(&c->calls);
 	snprintf(c->name, sizeof(c->name), "%s:%u", inet_ntoa(peer->sin_addr),
 	    ntohs(peer->sin_port));
@@ -737,9 +744,9 @@ ctrl_parse(struct ctrl *c, const uint8_t *buf, size_t len)
  * bytes are looked at first (MSG_PEEK), then the whole messages among
  * them taken at once.
  *
- * Woken with SO_RCVLOWAT already at this message's length, yet shown
- * less than the message: the bytes are there but a read will not give
- * them. TCP urgent data does that (a read stops at its mark, and PPTP
+ * Woken (TCP) with SO_RCVLOWAT already at this message's length, yet
+ * shown less than the message: the bytes are there but a read will not
+ * give them. TCP urgent data does that (a read stops at its mark, and PPTP
  * never sends any; one byte with MSG_OOB would otherwise spin the loop
  * until the connection's timers end it), and so does a receive queue the
  * kernel reports readable before it can be read in order. Closed. */
@@ -770,7 +777,7 @@ ctrl_read(struct ctrl *c, uint32_t events)
 		    "message");
 		return;
 	}
-	if (whole == 0 && need > 1 && c->lowat == (int)need) {
+	if (whole == 0 && c->tcp && need > 1 && c->lowat == (int)need) {
 		ctrl_close(c, "the stream stalled in the middle of a message "
 		    "(TCP urgent data?)");
 		return;
