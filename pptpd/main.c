@@ -554,8 +554,9 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 	}
 	if (w > 0) {
 		struct monitor_env env = { .conf = r->conf, .worker = w,
-			.worker_uid = r->user.uid, .sock = sv[0], .reload = monitor_reload,
-			.files = monitor_files, .reload_arg = r };
+			.worker_uid = r->user.uid, .sock = sv[0],
+			.reload = monitor_reload, .files = monitor_files,
+			.reload_arg = r };
 		server_datapath(r->s, &env.kernel_path, &env.guarded);
 		env.clamping = server_clamping(r->s);
 		env.shaping = server_shaping(r->s);

@@ -979,8 +979,8 @@ monitor_run(const struct monitor_env *env)
 	pid_t worker = env->worker;
 	int sock = env->sock;
 	struct monitor m = { .conf = env->conf, .worker = worker,
-		.worker_uid = env->worker_uid, .worker_status = -1, .sock = sock, .reload = env->reload,
-		.files = env->files,
+		.worker_uid = env->worker_uid, .worker_status = -1,
+		.sock = sock, .reload = env->reload, .files = env->files,
 		.reload_arg = env->reload_arg, .kernel_path = env->kernel_path };
 	sigset_t set;
 

@@ -399,16 +399,11 @@ class Bed:
         self._worker_user()
 
     def _worker_user(self):
-        """The user of pptpd's worker (`privsep yes`, pptpd's default),
-        made from the package's sysusers.d file as the package
-        makes it (the VM's root is an overlay: the host's /etc/passwd is
-        not touched). Versions from before privsep never look it up."""
-        if subprocess.call(["getent", "passwd", "pptpd"],
-                           stdout=subprocess.DEVNULL) == 0:
-            return
-        run(["systemd-sysusers", os.path.join(os.path.dirname(
-            os.path.dirname(os.path.abspath(__file__))), "systemd",
-            "pptpd.sysusers")])
+        """The user of pptpd's worker (`privsep yes`, pptpd's default:
+        scripts/privsep-user). Versions from before privsep never look
+        it up."""
+        run([os.path.join(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))), "scripts", "privsep-user")])
 
     def _tap_link(self):
         """The VM's link to the host (scripts/vm/run --tap) into netns srv,

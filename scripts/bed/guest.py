@@ -196,15 +196,10 @@ def tcp_listening(pid, port):
 
 
 def worker_user():
-    """The user of our worker (`privsep yes`, the default), made from the
-    package's sysusers.d file as the package makes it (the VM's root is an
-    overlay: the host's /etc/passwd is not touched)."""
-    if subprocess.call(["getent", "passwd", "pptpd"],
-                       stdout=subprocess.DEVNULL) == 0:
-        return
-    subprocess.run(["systemd-sysusers", os.path.join(os.path.dirname(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-        "systemd", "pptpd.sysusers")], check=True)
+    """The user of our worker (`privsep yes`, the default:
+    scripts/privsep-user)."""
+    subprocess.run([os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "privsep-user")], check=True)
 
 
 def start_server(cfg, w):

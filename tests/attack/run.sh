@@ -218,11 +218,8 @@ EOF
 		;;
 	esac
 } >"$work/pptpd.conf"
-# The worker's user (privsep yes is the default), from the package's
-# sysusers.d file (this runs in the VM, whose root is an overlay).
-if [ "${E2E_PRIVSEP:-}" != no ] && ! getent passwd pptpd >/dev/null; then
-	systemd-sysusers "$root/systemd/pptpd.sysusers"
-fi
+# The worker's user (privsep yes is the default).
+[ "${E2E_PRIVSEP:-}" = no ] || "$root/scripts/privsep-user"
 
 # One bridge in the server's namespace; the client and the attacker hang
 # off it. 198.18.0.0/16 everywhere; the tunnel uses 198.19.0.0/24.

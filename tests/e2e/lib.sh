@@ -327,18 +327,12 @@ write_server_conf() {
 	} >"$E2E_DIR/pptpd.conf"
 }
 
-# privsep_user: the worker's user (privsep yes is the default), made from
-# the package's own sysusers.d file, as the package's install makes it.
-# In the VM its root is an overlay: the host's /etc/passwd is not touched;
-# on a host with PPP (scripts/e2e-run runs the suites there) the system
-# user is made for real, as installing pptpd would, and said so.
-# Not under tests/e2e/without-privsep (E2E_PRIVSEP=no).
+# privsep_user: the worker's user (privsep yes is the default:
+# scripts/privsep-user). Not under tests/e2e/without-privsep
+# (E2E_PRIVSEP=no).
 privsep_user() {
 	[ "${E2E_PRIVSEP:-}" != no ] || return 0
-	getent passwd pptpd >/dev/null && return 0
-	[ -n "${PPTPD_IN_VM:-}" ] ||
-		diag "making the system user pptpd on this host (pptpd's worker runs as it)"
-	systemd-sysusers "$E2E_ROOT/systemd/pptpd.sysusers" ||
+	"$E2E_ROOT/scripts/privsep-user" ||
 		{ echo "e2e: cannot make the pptpd user" >&2; return 1; }
 }
 
@@ -421,12 +415,19 @@ pppd_on_kernel_path() {
 # server_worker: the process that serves: under `privsep yes` the
 # monitor's worker (its child named pptpd-worker), else the server itself.
 server_worker() {
+	local w
+	w=$(worker_of "$(server_pid)")
+	if [ -n "$w" ]; then echo "$w"; else server_pid; fi
+}
+
+# worker_of PID: PID's child named pptpd-worker (privsep yes), or nothing.
+worker_of() {
 	local c comm
-	for c in $(children "$(server_pid)"); do
+	for c in $(children "$1"); do
 		read -r comm 2>/dev/null <"/proc/$c/comm" || continue
-		[ "$comm" = pptpd-worker ] && { echo "$c"; return; }
+		[ "$comm" = pptpd-worker ] && { echo "$c"; return 0; }
 	done
-	server_pid
+	return 0
 }
 
 # server_pppds: the pids of the processes (pppd) the server has forked and

@@ -206,16 +206,8 @@ main_pppd() {
 	done
 	return 0
 }
-# worker_pid: pptpd's worker (pptpd-worker, the main pid's child), or
-# nothing.
-worker_pid() {
-	local c comm
-	for c in $(children "$(main_pid)"); do
-		read -r comm 2>/dev/null <"/proc/$c/comm" || continue
-		[ "$comm" = pptpd-worker ] && { echo "$c"; return 0; }
-	done
-	return 0
-}
+# worker_pid: pptpd's worker (the main pid's pptpd-worker), or nothing.
+worker_pid() { worker_of "$(main_pid)"; }
 # worker_facts: "USER CapEff Seccomp" of pptpd's worker, or nothing.
 worker_facts() {
 	local c uid
@@ -262,13 +254,19 @@ my_exit() {
 trap my_exit EXIT
 
 # ---------------------------------------------------------------- per path
-phase() {
+# unit_afresh DP WHAT: a new journal mark, the unit stopped and its
+# failures forgotten, the configuration for data path DP.
+unit_afresh() {
 	DP=$1
-	diag "==== datapath $DP"
+	diag "==== $2, datapath $DP"
 	jmark
 	systemctl stop "$UNIT" 2>/dev/null || true
 	systemctl reset-failed "$UNIT" 2>/dev/null || true
 	write_conf "$DP"
+}
+
+phase() {
+	unit_afresh "$1" "the unit"
 	[ "$DP" != engine ] && unload_pptp
 	local t0=$SECONDS
 	if ! systemctl start "$UNIT"; then
@@ -416,12 +414,7 @@ kill_main() {
 # kill_all: `systemctl kill -s KILL pptpd`, which signals every process of
 # the unit (--kill-who=all, systemctl's default): pppd too, at once.
 kill_all() {
-	DP=$1
-	diag "==== systemctl kill -s KILL (all the unit's processes), datapath $DP"
-	jmark
-	write_conf "$DP"
-	systemctl stop "$UNIT" 2>/dev/null || true
-	systemctl reset-failed "$UNIT" 2>/dev/null || true
+	unit_afresh "$1" "systemctl kill -s KILL (all the unit's processes)"
 	killed "a-$DP" "kill all" || return 0
 	check "kill all: no pppd left over on the server ($(server_pppds | xargs))" test -z "$(server_pppds)"
 	check "kill all: the journal says pptpd was killed" jhas "Main process exited, code=killed, status=9/KILL"
@@ -438,12 +431,7 @@ kill_all() {
 # parses what the network sends; privsep, as shipped): the monitor ends
 # the session cleanly and exits 1, and systemd restarts the unit.
 kill_worker() {
-	DP=$1
-	diag "==== pptpd-worker SIGKILLed, datapath $DP"
-	jmark
-	write_conf "$DP"
-	systemctl stop "$UNIT" 2>/dev/null || true
-	systemctl reset-failed "$UNIT" 2>/dev/null || true
+	unit_afresh "$1" "pptpd-worker SIGKILLed"
 	killed "w-$DP" "worker killed" --worker || return 0
 	check "worker killed: the monitor said so" \
 		jhas "monitor: the worker \(pid $KWORKER\) was killed by signal 9: ending 1 sessions"
