@@ -48,6 +48,7 @@ struct acct {
 	struct radcfg       cfg;
 	int                 fd;
 	struct loop_fd      lf;
+	struct loop_defer   defer;
 	struct in_addr      nas_ip;     /* what we send from */
 	TAILQ_HEAD(, acct_req) reqs;
 	unsigned            npending;
@@ -227,7 +228,7 @@ acct_close(struct acct *a)
 	a->fd = -1;
 	/* A reload closes it from another event of the same round, which
 	 * may be followed by the socket's own: freed after the round. */
-	loop_defer_free(a->loop, acct_free, a);
+	loop_defer_free(a->loop, &a->defer, acct_free, a);
 }
 
 /* The Accounting-Request's attributes (RFC 2866 section 4.1: NAS-IP-Address

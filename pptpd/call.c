@@ -858,7 +858,7 @@ call_finish(struct call *c)
 	if (c->conn.arg != NULL)
 		c->conn.gone(c->conn.arg, c);
 	TAILQ_REMOVE(&s->list, c, s_entry);
-	loop_defer_free(s->loop, call_free, c);
+	loop_defer_free(s->loop, &c->defer, call_free, c);
 	s->gone(s->arg);
 }
 

@@ -152,6 +152,7 @@ struct call {
 	int               pty;         /* -1 on the kernel path */
 	pid_t             pid;
 	struct loop_fd    pty_lf;
+	struct loop_defer defer;       /* its freeing, after the round */
 	struct loop_timer kill_timer;
 	uint64_t          term_ms;     /* our SIGTERM at its end; 0 not sent */
 	uint64_t          kill_at_ms;  /* then SIGKILL due (call_kill_arm) */

@@ -48,6 +48,7 @@ struct ctl_conn {
 	struct ctl       *ctl;
 	int               fd;
 	struct loop_fd    lf;
+	struct loop_defer defer;
 	struct loop_timer timer;
 	uid_t             uid;
 	pid_t             pid;
@@ -593,7 +594,7 @@ ctl_conn_close(struct ctl_conn *cc)
 	close(cc->fd);
 	TAILQ_REMOVE(&cc->ctl->conns, cc, entry);
 	cc->ctl->nconns--;
-	loop_defer_free(l, ctl_conn_free, cc);
+	loop_defer_free(l, &cc->defer, ctl_conn_free, cc);
 }
 
 static void

@@ -51,6 +51,7 @@ struct ctrl {
 	enum ctrl_state   state;
 	int               fd;
 	struct loop_fd    lf;
+	struct loop_defer defer;
 	struct sockaddr_in peer, local;
 	char              name[32];        /* "a.b.c.d:port" for logs */
 	struct call_list  calls;           /* until reaped */
@@ -201,7 +202,7 @@ ctrl_close(struct ctrl *c, const char *reason)
 	TAILQ_REMOVE(&s->list, c, entry);
 	s->n--;
 	s->gone(s->arg);
-	loop_defer_free(s->loop, ctrl_free, c);
+	loop_defer_free(s->loop, &c->defer, ctrl_free, c);
 }
 
 /* Queue bytes for the peer. A peer that does not read its control channel

@@ -12,19 +12,13 @@
 #define LOOP_MAX_EVENTS  64
 #define LOOP_SIGNALS_MAX 8
 
-struct loop_deferred {
-	void (*fn)(void *);
-	void *p;
-	struct loop_deferred *next;
-};
-
 struct loop {
 	int                   epfd;
 	int                   running;
 	uint64_t              now;
 	struct timers         timers;
 	struct loop_hook      hook;
-	struct loop_deferred *deferred;
+	struct loop_defer    *deferred;
 	struct loop_fd        sig_lf;
 	loop_signal_fn        sig_fn;
 	void                 *sig_arg;
@@ -60,10 +54,10 @@ static void
 loop_run_deferred(struct loop *l)
 {
 	while (l->deferred != NULL) {
-		struct loop_deferred *d = l->deferred;
+		struct loop_defer *d = l->deferred;
 		l->deferred = d->next;
-		d->fn(d->p);
-		free(d);
+		d->queued = 0;
+		d->fn(d->p);   /* frees the object, and `d` with it */
 	}
 }
 
@@ -184,16 +178,12 @@ loop_set_hook(struct loop *l, const struct loop_hook *h)
 }
 
 void
-loop_defer_free(struct loop *l, void (*fn)(void *), void *p)
+loop_defer_free(struct loop *l, struct loop_defer *d, void (*fn)(void *),
+    void *p)
 {
-	struct loop_deferred *d = malloc(sizeof(*d));
-	if (d == NULL) {
-		/* Out of memory: freeing now is still safer than leaking
-		 * forever; events for `p` are gone since its fds were removed
-		 * before it was handed here. */
-		fn(p);
+	if (d->queued)
 		return;
-	}
+	d->queued = 1;
 	d->fn = fn;
 	d->p = p;
 	d->next = l->deferred;

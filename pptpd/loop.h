@@ -27,6 +27,16 @@ struct loop_timer {
 	struct timer t;
 };
 
+/* Embedded in an object whose freeing may be deferred (loop_defer_free):
+ * queueing it allocates nothing, so it cannot fail under memory pressure
+ * and free the object while the round's fetched events still point at it. */
+struct loop_defer {
+	void             (*fn)(void *);
+	void              *p;
+	struct loop_defer *next;
+	int                queued;
+};
+
 /* Something with timers of its own (the GRE engine): asked for its earliest
  * deadline before every wait and run after every wake-up. */
 struct loop_hook {
@@ -57,8 +67,10 @@ int  loop_signals(struct loop *l, const int *signals, int n, loop_signal_fn fn, 
 void loop_child_reset(void);
 
 void loop_set_hook(struct loop *l, const struct loop_hook *h);
-/* Free `p` with `fn` once the current dispatch round is over. */
-void loop_defer_free(struct loop *l, void (*fn)(void *), void *p);
+/* Free `p` with `fn` once the current dispatch round is over; `d` is the
+ * node embedded in `p`. Queueing the same node twice queues it once. */
+void loop_defer_free(struct loop *l, struct loop_defer *d,
+    void (*fn)(void *), void *p);
 
 int  loop_run(struct loop *l);   /* until loop_stop; -1 on epoll failure */
 void loop_stop(struct loop *l);
