@@ -741,15 +741,15 @@ monitor_call_addr(struct monitor *m, const struct mon_msg *r)
 static void
 monitor_admin(struct monitor *m, const struct mon_msg *r)
 {
-	char err[512];
+	char err[MON_TEXT], text[MON_TEXT];
 	if (r->u.admin.what != MON_ADMIN_RELOAD) {
 		monitor_result(m, r->seq, MON_ERR_REFUSED, "not in this version");
 		return;
 	}
 	if (m->reload(m->reload_arg, err, sizeof(err)) < 0) {
-		log_msg(LOG_ERR, "monitor: reload refused: %s", err);
-		monitor_result(m, r->seq, MON_ERR_FAILED, "the monitor's reload "
-		    "was refused");
+		/* The worker logs it, with its own refusal. */
+		monitor_result(m, r->seq, MON_ERR_FAILED, str_clean(text,
+		    sizeof(text), err, sizeof(err), 0));
 		return;
 	}
 	monitor_pool_build(m);
@@ -765,14 +765,9 @@ monitor_files_sendable(const struct fileset *fs)
 
 	if (n > MON_FILES_MAX)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *p = fileset_path(fs, i);
-		if (strlen(p) >= MON_PATH || p[0] != '/')
+	for (size_t i = 0; i < n; i++)
+		if (!mon_path_ok(fileset_path(fs, i)))
 			return 0;
-		for (; *p != '\0'; p++)
-			if (!str_printable((unsigned char)*p))
-				return 0;
-	}
 	return 1;
 }
 
@@ -784,13 +779,13 @@ static void
 monitor_reload_files(struct monitor *m, const struct mon_msg *r)
 {
 	struct fileset *fs = fileset_new(FILESET_RECORD);
-	char err[512] = "", text[MON_TEXT];
+	char err[MON_TEXT] = "", text[MON_TEXT];
 	int status = MON_ERR_FAILED;
 
 	if (fs == NULL)
 		snprintf(err, sizeof(err), "out of memory");
 	else if (m->files(m->reload_arg, fs, err, sizeof(err)) < 0)
-		log_msg(LOG_ERR, "monitor: reload: %s", err);
+		;   /* the worker logs it, with its own refusal */
 	else if (!monitor_files_sendable(fs))
 		snprintf(err, sizeof(err), "a file's path is not absolute "
 		    "printable ASCII under %d bytes, or more than %d files: "

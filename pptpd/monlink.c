@@ -437,7 +437,7 @@ monlink_files(struct monlink *ml, char *err, size_t errlen)
 {
 	struct mon_msg r = { .type = MON_RELOAD_FILES }, a = { .nfds = 0 };
 	struct fileset *fs = fileset_new(FILESET_REPLAY);
-	const char *why = NULL;
+	const char *why = NULL, *prefix = "the monitor could not open the files: ";
 	uint16_t count = 0;
 
 	if (fs == NULL)
@@ -448,13 +448,15 @@ monlink_files(struct monlink *ml, char *err, size_t errlen)
 			;
 	if (why == NULL && a.type != MON_RESULT)
 		why = "the monitor did not answer with the files";
-	else if (why == NULL && a.u.result.status != MON_OK)
+	else if (why == NULL && a.u.result.status != MON_OK) {
+		/* The reload's own reason (a file's line): as without privsep */
 		why = a.u.result.text;
-	else if (why == NULL && fileset_count(fs) != count)
+		prefix = "";
+	} else if (why == NULL && fileset_count(fs) != count)
 		why = "the monitor's files came short";
 	if (why == NULL)
 		return fs;
-	snprintf(err, errlen, "the monitor could not open the files: %s", why);
+	snprintf(err, errlen, "%s%s", prefix, why);
 	mon_close_fds(&a);
 	fileset_free(fs);
 	return NULL;

@@ -100,6 +100,12 @@ mon_text_ok(const char *s, size_t size, int wire)
 	return 1;
 }
 
+int
+mon_path_ok(const char *path)
+{
+	return path[0] == '/' && mon_text_ok(path, MON_PATH, 0);
+}
+
 static void
 mon_text_put(uint8_t *p, const char *s, size_t size)
 {
@@ -211,7 +217,7 @@ mon_fields_check(const struct mon_msg *m, int wire)
 		    m->u.file.index >= m->u.file.count)
 			return "file index or count out of range";
 		if (!mon_text_ok(m->u.file.path, MON_PATH, wire) ||
-		    m->u.file.path[0] != '/')
+		    !mon_path_ok(m->u.file.path))
 			return "path not an absolute printable string";
 		break;
 	case MON_RESULT:

@@ -107,14 +107,15 @@
 #include <stdint.h>
 
 #define MON_MAGIC        0x5050544dU   /* "PPTM" */
-#define MON_VERSION      5
+#define MON_VERSION      6
 #define MON_HDR_LEN      16
-#define MON_TEXT         128           /* reasons and results, NUL included */
+#define MON_TEXT         512           /* reasons and results, NUL included:
+                                          a reload's reason whole */
 #define MON_IFNAME       16            /* IFNAMSIZ, NUL included */
 #define MON_PATH         512           /* FILE's path, NUL included */
 #define MON_FILES_MAX    16            /* files of one reload */
 #define MON_MAX_FDS      2
-#define MON_MAX_BODY     (4 + MON_PATH)   /* the longest: FILE's */
+#define MON_MAX_BODY     (4 + MON_PATH)   /* the longest: FILE's, RESULT's */
 #define MON_MAX_LEN      (MON_HDR_LEN + MON_MAX_BODY)
 
 enum mon_type {
@@ -246,6 +247,9 @@ struct mon_msg {
 /* The descriptors a record of this type carries (CALL_STARTED: by its
  * flags); -1 for a type that does not exist. */
 int mon_fds_of(const struct mon_msg *m);
+
+/* A path FILE can carry: absolute, printable ASCII, under MON_PATH bytes. */
+int mon_path_ok(const char *path);
 
 /* Encode into buf (MON_MAX_LEN is enough). Returns the length, or 0 when
  * `m` is not a record this contract allows (its descriptors are not

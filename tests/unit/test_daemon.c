@@ -2881,6 +2881,32 @@ test_ctl_reload(void **state)
 	close(s1);
 }
 
+/* A refused reload's reason longer than one short line (here a plugin
+ * path of 200-odd bytes): logged whole and once, and pptpctl shows it
+ * whole. Under privsep it is the monitor's read that fails, and its
+ * reason crosses to the worker. */
+static void
+test_reload_refused_reason_whole(void **state)
+{
+	char name[256] = "no-such-", cmd[PATH_MAX + 512], needle[320];
+	char path[PATH_MAX];
+	daemon_start("");
+	memset(name + 8, 'p', 200);
+	strcpy(name + 208, ".so");
+	snprintf(cmd, sizeof(cmd), "sed -i 's|^plugin .*|plugin %s/%s|' "
+	    "%s/pptpd.conf", tmpdir, name, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	reload_by_signal();
+	snprintf(needle, sizeof(needle), "%s: No such file or directory: "
+	    "reload refused", name);
+	assert_true(log_contains(needle));
+	assert_int_equal(log_count(name), 1);
+	assert_int_equal(pptpctl("reload"), 4);
+	snprintf(path, sizeof(path), "%s/ctl.err", tmpdir);
+	snprintf(needle, sizeof(needle), "%s: No such file or directory", name);
+	assert_true(file_contains(path, needle));
+}
+
 /* ---- issue 11: RFC 5176 Disconnect-Requests on UDP */
 
 #define DAE_PORT    3799
@@ -3927,6 +3953,8 @@ main(void)
 		cmocka_unit_test(test_sd_notify),
 		cmocka_unit_test_teardown(test_reload_pool_and_limit, teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_refused, teardown_quiet),
+		cmocka_unit_test_teardown(test_reload_refused_reason_whole,
+		    teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_privsep_refused, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_reload, teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_bind_first, teardown_quiet),
