@@ -640,7 +640,8 @@ run(struct conf *conf, const struct opts *o)
 	} else if (pidfile != NULL &&
 	    (pid_fd = pidfile_lock(pidfile, err, sizeof(err))) < 0) {
 		reason = err;
-	} else if ((s = server_new(conf, loop, err, sizeof(err))) == NULL) {
+	} else if ((s = server_new(conf, loop, conf->privsep ?
+	    reloader.user.uid : geteuid(), err, sizeof(err))) == NULL) {
 		reason = err;
 	} else if (!o->foreground && daemon(0, 0) < 0) {
 		snprintf(err, sizeof(err), "cannot daemonise: %s", strerror(errno));

@@ -166,6 +166,30 @@ server_accept(void *arg, uint32_t events)
 	}
 }
 
+/* A TCP socket owned by `owner`: the kernel records the user who made a
+ * socket, and SO_REUSEPORT compares that. Root (the monitor before the
+ * split) makes it with that effective uid for the one call. -1, errno
+ * set. */
+static int
+server_socket_as(uid_t owner)
+{
+	uid_t me = geteuid();
+	int fd, saved;
+
+	if (owner != me && seteuid(owner) < 0)
+		return -1;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	saved = errno;
+	if (owner != me && seteuid(me) < 0) {
+		/* Cannot happen for root; never go on as another user. */
+		log_msg(LOG_ERR, "cannot take back uid %d: %s", (int)me,
+		    strerror(errno));
+		abort();
+	}
+	errno = saved;
+	return fd;
+}
+
 /* The TCP listener on `addr`: a descriptor, or -1 with err set.
  * SO_REUSEPORT lets a reload bind the new address while the old listener
  * still listens, a wildcard beside a specific address of the same port
@@ -173,12 +197,12 @@ server_accept(void *arg, uint32_t events)
  * share the port, and a second pptpd is refused before it listens (its
  * control socket, its pid file). */
 static int
-server_listen_fd(struct in_addr addr, char *err, size_t errlen)
+server_listen_fd(struct in_addr addr, uid_t owner, char *err, size_t errlen)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PPTP_PORT),
 		.sin_addr = addr };
 	int one = 1;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = server_socket_as(owner);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
@@ -201,7 +225,7 @@ server_listen_fd(struct in_addr addr, char *err, size_t errlen)
 static int
 server_relisten(struct server *s, struct in_addr addr, char *err, size_t errlen)
 {
-	int fd = server_listen_fd(addr, err, errlen);
+	int fd = server_listen_fd(addr, s->listen_owner, err, errlen);
 	int old = s->listen_fd;
 
 	if (fd < 0)
@@ -228,7 +252,7 @@ server_relisten(struct server *s, struct in_addr addr, char *err, size_t errlen)
 static int
 server_listen(struct server *s, char *err, size_t errlen)
 {
-	int fd = server_listen_fd(s->conf->listen, err, errlen);
+	int fd = server_listen_fd(s->conf->listen, s->listen_owner, err, errlen);
 	if (fd < 0)
 		return -1;
 	s->listen_fd = fd;
@@ -464,7 +488,8 @@ server_acct_new(struct server *s, const struct conf *conf, struct acct **out,
 }
 
 struct server *
-server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
+server_new(const struct conf *conf, struct loop *loop, uid_t listen_owner,
+    char *err, size_t errlen)
 {
 	struct server *s = calloc(1, sizeof(*s));
 	if (s == NULL) {
@@ -474,6 +499,7 @@ server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen)
 	s->conf = conf;
 	s->loop = loop;
 	s->listen_fd = -1;
+	s->listen_owner = listen_owner;
 	s->listen_lf.fd = -1;
 	s->ctl.fd = -1;
 	s->started_ms = loop_now(loop);

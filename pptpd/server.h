@@ -30,6 +30,7 @@ struct server {
 	struct ctl         ctl;        /* pptpctl's socket */
 	uint64_t           started_ms;
 	int                listen_fd;
+	uid_t              listen_owner; /* whose every listener is (below) */
 	struct loop_fd     listen_lf;
 	struct shed        listen_shed; /* its way out of EMFILE (shed.h) */
 	struct ctrls       ctrls;      /* every control connection (ctrl.h) */
@@ -53,7 +54,12 @@ struct server {
 	void              *reload_arg;
 };
 
-struct server *server_new(const struct conf *conf, struct loop *loop, char *err, size_t errlen);
+/* `listen_owner`: the user who will bind `listen`'s next addresses at a
+ * reload (the worker's under privsep, else ours). The first listener is
+ * made as that user too, so the two can share port 1723 for the moment
+ * of a move (SO_REUSEPORT shares only between one user's sockets). */
+struct server *server_new(const struct conf *conf, struct loop *loop,
+    uid_t listen_owner, char *err, size_t errlen);
 /* SIGTERM: stop accepting, stop every connection cleanly (ctrl_stop: each
  * call hung up with a Call-Disconnect-Notify, then a
  * Stop-Control-Connection-Request), and stop the loop once every

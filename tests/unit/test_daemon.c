@@ -2846,6 +2846,26 @@ test_reload_bind_first(void **state)
 	close(s1);
 }
 
+/* The listener made at start (by root, under privsep) moves to the
+ * wildcard of its own port and back at a reload, calls untouched: the
+ * worker's new socket can share the port with it only if both are one
+ * user's. */
+static void
+test_reload_listen_wildcard_from_start(void **state)
+{
+	struct pptp_msg r;
+	daemon_start("");
+	int s1 = pns_start();
+	pns_call(s1, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	reload_listen("0.0.0.0");
+	assert_true(log_contains("reload: listen 127.0.0.1 -> 0.0.0.0"));
+	assert_false(log_contains("reload refused"));
+	assert_true(can_connect_to("127.0.0.3"));
+	pns_alive(s1, 2);
+	close(s1);
+}
+
 /* pptpctl reload: the same reload, its outcome in the answer and the exit
  * status (0 done, 4 refused with file:line). */
 static void
@@ -3954,6 +3974,8 @@ main(void)
 		cmocka_unit_test_teardown(test_reload_pool_and_limit, teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_refused, teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_refused_reason_whole,
+		    teardown_quiet),
+		cmocka_unit_test_teardown(test_reload_listen_wildcard_from_start,
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_privsep_refused, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_reload, teardown_quiet),
