@@ -637,6 +637,17 @@ def _gq(text):
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def bed_lines(plan):
+    """What the table's figures were measured on, when it is not the
+    default bed (one vCPU, -icount): their noise is another one."""
+    smp = plan.get("smp", 1)
+    if smp == 1:
+        return []
+    return ["* measured on %d vCPUs without -icount: the guest keeps the "
+            "host's clock, so\n  the host's load moves the figures "
+            "(regress/README.md, \"Two vCPUs\")." % smp]
+
+
 def report(results_dir, threshold, log=print, out=sys.stdout,
            cpu_threshold=stats.CPU_THRESHOLD):
     """Analyse a results folder; print the table; write CSV + charts.
@@ -680,8 +691,13 @@ def report(results_dir, threshold, log=print, out=sys.stdout,
     calm = max_spread(labels, rows, declared=False)
     summ, rounds = write_csv(results_dir, raw, labels, rows)
     pngs = charts(results_dir, labels, rows, log=log)
+    bed = bed_lines(raw["plan"])
+    for ln in bed:
+        print(ln, file=out)
     with open(os.path.join(results_dir, "table.txt"), "w") as f:
         table(labels, rows, out=f, color=False)
+        for ln in bed:
+            f.write(ln + "\n")
         for _, ln in lines:
             f.write(ln + "\n")
         for ln in host_lines:

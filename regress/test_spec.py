@@ -225,6 +225,41 @@ class Plant(unittest.TestCase):
             self.built("HEAD+plant=stale")
 
 
+def load_regress():
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(
+        "regress_main", os.path.join(HERE, "regress"))
+    spec = importlib.util.spec_from_loader("regress_main", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+class Cpus(unittest.TestCase):
+    """REGRESS_SMP: the VM's options, and what the report says of them."""
+
+    def test_one_vcpu_keeps_icount(self):
+        rg = load_regress()
+        self.assertEqual(rg.vm_cpu_args({"shift": 4}),
+                         ["--icount", "4", "--smp", "1"])
+        self.assertEqual(rg.vm_cpu_args({"shift": 6, "smp": 1}),
+                         ["--icount", "6", "--smp", "1"])
+        import report
+        self.assertEqual(report.bed_lines({"shift": 4}), [])
+
+    def test_two_vcpus_without_icount(self):
+        rg = load_regress()
+        args = rg.vm_cpu_args({"shift": 4, "smp": 2})
+        self.assertEqual(args, ["--smp", "2"])
+        self.assertNotIn("--icount", args)
+        self.assertIn("2 vCPUs", rg.vm_cpu_text({"shift": 4, "smp": 2}))
+        import report
+        lines = report.bed_lines({"shift": 4, "smp": 2})
+        self.assertEqual(len(lines), 1)
+        self.assertIn("2 vCPUs without -icount", lines[0])
+
+
 def main():
     return testmain.run(sys.modules[__name__], "spec")
 
