@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "pptpd/drop.h"
+#include "pptpd/log.h"
 
 int
 drop_user_find(const char *name, struct drop_user *u, char *err, size_t errlen)
@@ -84,4 +85,37 @@ drop_privileges(const struct drop_user *u, char *err, size_t errlen)
 	snprintf(err, errlen, "worker: cannot become %s (uid %u): %s: %s",
 	    u->name, (unsigned)u->uid, step, strerror(errno));
 	return -1;
+}
+
+int
+drop_euid_begin(uid_t uid, struct drop_euid *saved)
+{
+	saved->was = geteuid();
+	saved->changed = 0;
+	if (uid == saved->was)
+		return 0;   /* nothing to do: no call the worker's filter lacks */
+	saved->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (seteuid(uid) < 0)
+		return -1;
+	saved->changed = 1;
+	return 0;
+}
+
+void
+drop_euid_end(const struct drop_euid *saved)
+{
+	int err = errno;
+
+	if (!saved->changed)
+		return;
+	if (seteuid(saved->was) < 0) {
+		/* Cannot happen for root (the saved uid is 0); never go on
+		 * as another user. */
+		log_msg(LOG_CRIT, "cannot take back uid %d: %s",
+		    (int)saved->was, strerror(errno));
+		_exit(1);
+	}
+	if (saved->dumpable > 0)
+		prctl(PR_SET_DUMPABLE, saved->dumpable, 0, 0, 0);
+	errno = err;
 }

@@ -28,4 +28,20 @@ int drop_user_find(const char *name, struct drop_user *u, char *err,
  * the caller must not go on (some of it may have happened). */
 int drop_privileges(const struct drop_user *u, char *err, size_t errlen);
 
+/* Root, for one call made as another user (a socket that must be that
+ * user's, a signal to that user's process): the effective uid alone
+ * becomes `uid` (real and saved stay 0, so root's rights can come back).
+ * 0, or -1 with errno set and nothing changed. drop_euid_end takes root's
+ * rights back and keeps the process dumpable as it was (the kernel clears
+ * that flag at any change of credentials: a monitor that crashed after it
+ * would leave no core). It never returns as another user: a failure to
+ * take root back ends the process. */
+struct drop_euid {
+	uid_t was;
+	int   dumpable;
+	int   changed;
+};
+int  drop_euid_begin(uid_t uid, struct drop_euid *saved);
+void drop_euid_end(const struct drop_euid *saved);
+
 #endif

@@ -24,6 +24,7 @@
 
 #include "pptpd/conf.h"
 #include "pptpd/datapath.h"
+#include "pptpd/drop.h"
 #include "pptpd/fileset.h"
 #include "pptpd/kguard.h"
 #include "pptpd/log.h"
@@ -141,17 +142,13 @@ static void
 monitor_kill_worker(struct monitor *m, int sig)
 {
 	int rc = kill(m->worker, sig), err = errno;
+	struct drop_euid saved;
 
 	if (rc < 0 && err == EPERM && m->worker_uid != 0 &&
-	    seteuid(m->worker_uid) == 0) {
+	    drop_euid_begin(m->worker_uid, &saved) == 0) {
 		rc = kill(m->worker, sig);
 		err = errno;
-		if (seteuid(0) < 0) {
-			/* Not root again: nothing the monitor does would work. */
-			log_msg(LOG_CRIT, "monitor: cannot take root's rights "
-			    "back: %s", strerror(errno));
-			_exit(1);
-		}
+		drop_euid_end(&saved);
 	}
 	if (rc < 0 && err != ESRCH)
 		log_msg(LOG_ERR, "monitor: cannot send signal %d to the worker "
@@ -738,18 +735,26 @@ monitor_call_addr(struct monitor *m, const struct mon_msg *r)
 	monitor_result(m, r->seq, MON_OK, "");
 }
 
+/* A reason for RESULT's text: it may quote a file's bytes, and the
+ * record takes printable ASCII only; one too long for it ends in "...". */
+static const char *
+monitor_text(char text[MON_TEXT], const char *reason)
+{
+	return str_clean(text, MON_TEXT, reason, strlen(reason),
+	    MON_TEXT - sizeof(STRCLEAN_MORE));
+}
+
 static void
 monitor_admin(struct monitor *m, const struct mon_msg *r)
 {
-	char err[MON_TEXT], text[MON_TEXT];
+	char err[MON_TEXT] = "", text[MON_TEXT];
 	if (r->u.admin.what != MON_ADMIN_RELOAD) {
 		monitor_result(m, r->seq, MON_ERR_REFUSED, "not in this version");
 		return;
 	}
 	if (m->reload(m->reload_arg, err, sizeof(err)) < 0) {
 		/* The worker logs it, with its own refusal. */
-		monitor_result(m, r->seq, MON_ERR_FAILED, str_clean(text,
-		    sizeof(text), err, sizeof(err), 0));
+		monitor_result(m, r->seq, MON_ERR_CONF, monitor_text(text, err));
 		return;
 	}
 	monitor_pool_build(m);
@@ -785,7 +790,7 @@ monitor_reload_files(struct monitor *m, const struct mon_msg *r)
 	if (fs == NULL)
 		snprintf(err, sizeof(err), "out of memory");
 	else if (m->files(m->reload_arg, fs, err, sizeof(err)) < 0)
-		;   /* the worker logs it, with its own refusal */
+		status = MON_ERR_CONF;   /* the worker logs it, with its refusal */
 	else if (!monitor_files_sendable(fs))
 		snprintf(err, sizeof(err), "a file's path is not absolute "
 		    "printable ASCII under %d bytes, or more than %d files: "
@@ -805,10 +810,7 @@ monitor_reload_files(struct monitor *m, const struct mon_msg *r)
 		}
 	}
 	fileset_free(fs);
-	/* The reason may quote a file's bytes: the record takes printable
-	 * ASCII only. */
-	monitor_result(m, r->seq, status, str_clean(text, sizeof(text), err,
-	    sizeof(err), 0));
+	monitor_result(m, r->seq, status, monitor_text(text, err));
 }
 
 /* One record from the worker, answered. Returns mon_recv's: 0 may be

@@ -449,9 +449,10 @@ monlink_files(struct monlink *ml, char *err, size_t errlen)
 	if (why == NULL && a.type != MON_RESULT)
 		why = "the monitor did not answer with the files";
 	else if (why == NULL && a.u.result.status != MON_OK) {
-		/* The reload's own reason (a file's line): as without privsep */
 		why = a.u.result.text;
-		prefix = "";
+		/* The reload's own reason (a file's line): as without privsep */
+		if (a.u.result.status == MON_ERR_CONF)
+			prefix = "";
 	} else if (why == NULL && fileset_count(fs) != count)
 		why = "the monitor's files came short";
 	if (why == NULL)
@@ -473,9 +474,15 @@ monlink_reload(struct monlink *ml, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
-	if (a.type != MON_RESULT || a.u.result.status != MON_OK) {
-		snprintf(err, errlen, "%s", a.type == MON_RESULT ?
-		    a.u.result.text : "the monitor did not answer the reload");
+	if (a.type != MON_RESULT)
+		why = "the monitor did not answer the reload";
+	else if (a.u.result.status != MON_OK)
+		why = a.u.result.text;
+	if (why != NULL) {
+		/* The files' own reason (file:line) as without privsep */
+		snprintf(err, errlen, "%s%s", a.type == MON_RESULT &&
+		    a.u.result.status == MON_ERR_CONF ? "" : "the monitor: ",
+		    why);
 		mon_close_fds(&a);
 		return -1;
 	}

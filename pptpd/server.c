@@ -17,6 +17,7 @@
 #include "pptpd/client.h"
 #include "pptpd/ctrl.h"
 #include "pptpd/datapath.h"
+#include "pptpd/drop.h"
 #include "pptpd/dae.h"
 #include "gre/gre.h"
 #include "pptpd/kguard.h"
@@ -168,25 +169,17 @@ server_accept(void *arg, uint32_t events)
 
 /* A TCP socket owned by `owner`: the kernel records the user who made a
  * socket, and SO_REUSEPORT compares that. Root (the monitor before the
- * split) makes it with that effective uid for the one call. -1, errno
- * set. */
+ * split) makes it as that user for the one call. -1, errno set. */
 static int
 server_socket_as(uid_t owner)
 {
-	uid_t me = geteuid();
-	int fd, saved;
+	struct drop_euid saved;
+	int fd;
 
-	if (owner != me && seteuid(owner) < 0)
+	if (drop_euid_begin(owner, &saved) < 0)
 		return -1;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	saved = errno;
-	if (owner != me && seteuid(me) < 0) {
-		/* Cannot happen for root; never go on as another user. */
-		log_msg(LOG_ERR, "cannot take back uid %d: %s", (int)me,
-		    strerror(errno));
-		abort();
-	}
-	errno = saved;
+	drop_euid_end(&saved);   /* keeps errno */
 	return fd;
 }
 

@@ -221,7 +221,7 @@ mon_fields_check(const struct mon_msg *m, int wire)
 			return "path not an absolute printable string";
 		break;
 	case MON_RESULT:
-		if (m->u.result.status < MON_OK || m->u.result.status > MON_ERR_OFF)
+		if (m->u.result.status < MON_OK || m->u.result.status > MON_ERR_CONF)
 			return "unknown status";
 		if (!mon_text_ok(m->u.result.text, MON_TEXT, wire))
 			return "text not a printable string";

@@ -177,6 +177,8 @@ enum mon_type {
 #define MON_ERR_FAILED     2           /* allowed, but it did not work */
 #define MON_ERR_OFF        3           /* what it asks for is off (not
                                           configured, or not to be had) */
+#define MON_ERR_CONF       4           /* a reload's files say no: the text
+                                          is their reason (file:line) */
 
 struct mon_msg {
 	enum mon_type type;

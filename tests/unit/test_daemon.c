@@ -2846,6 +2846,38 @@ test_reload_bind_first(void **state)
 	close(s1);
 }
 
+/* Under privsep a reload the monitor cannot carry out (here: a file whose
+ * path is longer than the record that hands it over, 512 bytes) says the
+ * monitor failed, not the files; without privsep the same path is read
+ * and the reload goes through. */
+static void
+test_reload_monitor_failure_said(void **state)
+{
+	const char *every = getenv("PPTPD_TEST_CONF");
+	int on = every == NULL || strstr(every, "privsep no") == NULL;
+	char dir[PATH_MAX], cmd[2 * PATH_MAX];
+	daemon_start("");
+	snprintf(dir, sizeof(dir), "%s", tmpdir);
+	for (int i = 0; i < 6; i++) {
+		size_t n = strlen(dir);
+		snprintf(dir + n, sizeof(dir) - n, "/%0100d", i);
+	}
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp " PLUGIN " %s/p.so", dir,
+	    dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "sed -i 's|^plugin .*|plugin %s/p.so|' "
+	    "%s/pptpd.conf", dir, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	reload_by_signal();
+	if (on) {
+		assert_true(log_contains("the monitor could not open the files: a "
+		    "file's path is not absolute printable ASCII under 512 bytes"));
+		assert_true(log_contains("reload refused"));
+	} else {
+		assert_true(log_contains("reloaded "));
+	}
+}
+
 /* The listener made at start (by root, under privsep) moves to the
  * wildcard of its own port and back at a reload, calls untouched: the
  * worker's new socket can share the port with it only if both are one
@@ -3976,6 +4008,8 @@ main(void)
 		cmocka_unit_test_teardown(test_reload_refused_reason_whole,
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_listen_wildcard_from_start,
+		    teardown_quiet),
+		cmocka_unit_test_teardown(test_reload_monitor_failure_said,
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_reload_privsep_refused, teardown_quiet),
 		cmocka_unit_test_teardown(test_ctl_reload, teardown_quiet),

@@ -271,7 +271,7 @@ test_bad_fields_refused(void **state)
 	be16_put(buf + MON_HDR_LEN, MON_ADMIN_UPGRADE + 1);
 	refused(buf, n, NULL, 0, "unknown admin request");
 	n = encoded(MON_RESULT, buf);
-	be32_put(buf + MON_HDR_LEN, MON_ERR_OFF + 1);
+	be32_put(buf + MON_HDR_LEN, MON_ERR_CONF + 1);
 	refused(buf, n, NULL, 0, "unknown status");
 	n = encoded(MON_CALL_CLAMPED, buf);
 	be16_put(buf + MON_HDR_LEN + 2, 0);

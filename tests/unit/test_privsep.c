@@ -346,7 +346,7 @@ test_reload_files(void **state)
 	    "no-such-key 1\n", 0644);
 	a = ask(&m);
 	assert_int_equal(a.type, MON_RESULT);
-	assert_int_equal(a.u.result.status, MON_ERR_FAILED);
+	assert_int_equal(a.u.result.status, MON_ERR_CONF);
 	assert_non_null(strstr(a.u.result.text, "pptpd.conf:3:"));
 	assert_int_equal(a.nfds, 0);
 	test_hello(state);
