@@ -432,12 +432,26 @@ monlink_file(struct fileset *fs, struct mon_msg *a, uint16_t *count)
 	return NULL;
 }
 
+/* Why a reload was refused, into err: the files' own reason (file:line,
+ * MON_ERR_CONF) as it is, as without privsep; anything else says who
+ * failed. */
+static void
+monlink_refusal(char *err, size_t errlen, const char *who, int status,
+    const char *why)
+{
+	if (status == MON_ERR_CONF)
+		snprintf(err, errlen, "%s", why);
+	else
+		snprintf(err, errlen, "%s: %s", who, why);
+}
+
 struct fileset *
 monlink_files(struct monlink *ml, char *err, size_t errlen)
 {
 	struct mon_msg r = { .type = MON_RELOAD_FILES }, a = { .nfds = 0 };
 	struct fileset *fs = fileset_new(FILESET_REPLAY);
-	const char *why = NULL, *prefix = "the monitor could not open the files: ";
+	const char *why = NULL;
+	int status = MON_ERR_FAILED;
 	uint16_t count = 0;
 
 	if (fs == NULL)
@@ -450,14 +464,13 @@ monlink_files(struct monlink *ml, char *err, size_t errlen)
 		why = "the monitor did not answer with the files";
 	else if (why == NULL && a.u.result.status != MON_OK) {
 		why = a.u.result.text;
-		/* The reload's own reason (a file's line): as without privsep */
-		if (a.u.result.status == MON_ERR_CONF)
-			prefix = "";
+		status = a.u.result.status;
 	} else if (why == NULL && fileset_count(fs) != count)
 		why = "the monitor's files came short";
 	if (why == NULL)
 		return fs;
-	snprintf(err, errlen, "%s%s", prefix, why);
+	monlink_refusal(err, errlen, "the monitor could not open the files",
+	    status, why);
 	mon_close_fds(&a);
 	fileset_free(fs);
 	return NULL;
@@ -474,15 +487,10 @@ monlink_reload(struct monlink *ml, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
-	if (a.type != MON_RESULT)
-		why = "the monitor did not answer the reload";
-	else if (a.u.result.status != MON_OK)
-		why = a.u.result.text;
-	if (why != NULL) {
-		/* The files' own reason (file:line) as without privsep */
-		snprintf(err, errlen, "%s%s", a.type == MON_RESULT &&
-		    a.u.result.status == MON_ERR_CONF ? "" : "the monitor: ",
-		    why);
+	if (a.type != MON_RESULT || a.u.result.status != MON_OK) {
+		monlink_refusal(err, errlen, "the monitor", a.type == MON_RESULT ?
+		    a.u.result.status : MON_ERR_FAILED, a.type == MON_RESULT ?
+		    a.u.result.text : "it did not answer the reload");
 		mon_close_fds(&a);
 		return -1;
 	}

@@ -2771,13 +2771,21 @@ test_reload_refused(void **state)
 	close(s1);
 }
 
+/* This run's shape: privsep yes (PPTPD_TEST_CONF unset, as shipped) or
+ * no. */
+static int
+privsep_on(void)
+{
+	const char *every = getenv("PPTPD_TEST_CONF");
+	return every == NULL || strstr(every, "privsep no") == NULL;
+}
+
 /* privsep is chosen at startup: a reload that turns it on or off is
  * refused with the reason, and the calls go on. */
 static void
 test_reload_privsep_refused(void **state)
 {
-	const char *every = getenv("PPTPD_TEST_CONF");
-	int on = every == NULL || strstr(every, "privsep no") == NULL;
+	int on = privsep_on();
 	struct pptp_msg r;
 	daemon_start("");
 	int s1 = pns_start();
@@ -2853,8 +2861,7 @@ test_reload_bind_first(void **state)
 static void
 test_reload_monitor_failure_said(void **state)
 {
-	const char *every = getenv("PPTPD_TEST_CONF");
-	int on = every == NULL || strstr(every, "privsep no") == NULL;
+	int on = privsep_on();
 	char dir[PATH_MAX], cmd[2 * PATH_MAX];
 	daemon_start("");
 	snprintf(dir, sizeof(dir), "%s", tmpdir);
@@ -2879,7 +2886,7 @@ test_reload_monitor_failure_said(void **state)
 }
 
 /* The listener made at start (by root, under privsep) moves to the
- * wildcard of its own port and back at a reload, calls untouched: the
+ * wildcard of its own port at a reload, calls untouched: the
  * worker's new socket can share the port with it only if both are one
  * user's. */
 static void
