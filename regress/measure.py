@@ -695,6 +695,88 @@ class AckSniff:
             return {"n": 0, "median_ms": None, "error": out[-200:]}
 
 
+PERF = "/usr/bin/perf"
+PERF_HZ = 499
+PROFILE_KINDS = ("trace", "perf")
+
+
+class Profile:
+    """REGRESS_PROFILE's probes over a stream's steady window: `trace`
+    counts the server processes' system calls (perf trace -s: calls and
+    time per syscall and thread), `perf` samples the whole guest (software
+    clock, TCG has no PMU; call graphs), so the kernel's share of the work
+    (softirq, kworkers) is seen beside the processes'. Both cost guest CPU:
+    a profiled run's figures are not comparable with an unprofiled one's,
+    only the profiled versions with each other. Files: BASE.trace.txt,
+    BASE.perf.comm.txt (by command and object), BASE.perf.txt (by symbol),
+    BASE.perf.server.txt (the server's commands alone)."""
+
+    def __init__(self, kinds, base, pids, secs):
+        self.base = base
+        self.procs = []
+        self.log = open(base + ".profile.log", "w")
+        if "trace" in kinds and pids:
+            self.procs.append(subprocess.Popen(
+                [PERF, "trace", "-s", "-o", base + ".trace.txt", "-p",
+                 ",".join(str(p) for p in pids)], stdout=self.log,
+                stderr=subprocess.STDOUT))
+        self.data = base + ".perf.data" if "perf" in kinds else None
+        if self.data:
+            self.procs.append(subprocess.Popen(
+                [PERF, "record", "-q", "-a", "-g", "-e", "cpu-clock", "-F",
+                 str(PERF_HZ), "-o", self.data, "--", "sleep",
+                 "%.1f" % max(secs, 0.5)], stdout=self.log,
+                stderr=subprocess.STDOUT))
+
+    def stop(self):
+        """End the probes: perf trace prints its summary on SIGINT."""
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in self.procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def report(self, comms):
+        """Write the reports (after the stream's CPU window: perf report
+        is slow under TCG); `comms` are the server's command names."""
+        if self.data and os.path.exists(self.data):
+            # The server's alone, inclusive (--children) and relative to
+            # its own samples: under TCG a sample lands where interrupts
+            # come back on (spin_unlock_irq...), so the self time of a
+            # symbol says little; the system call it was under says more.
+            server = ",".join(sorted(comms))
+            for sort, comm, suffix in (("comm,dso", None, ".perf.comm.txt"),
+                                       ("sym", None, ".perf.txt"),
+                                       ("comm,sym", server,
+                                        ".perf.server.txt")):
+                argv = [PERF, "report", "-i", self.data, "--stdio", "-g",
+                        "none", "--percent-limit", "0.5", "--sort", sort]
+                if comm:
+                    argv += ["--comms", comm, "--children", "--percentage",
+                             "relative"]
+                else:
+                    argv += ["--no-children"]
+                with open(self.base + suffix, "w") as out:
+                    subprocess.run(argv, stdout=out, stderr=self.log)
+            os.unlink(self.data)
+        self.log.close()
+
+
+def profile_kinds(text):
+    """REGRESS_PROFILE's value: a comma list of PROFILE_KINDS ("" none);
+    ValueError names a kind it does not know."""
+    kinds = [k.strip() for k in (text or "").split(",") if k.strip()]
+    for k in kinds:
+        if k not in PROFILE_KINDS:
+            raise ValueError("REGRESS_PROFILE: unknown kind %r (known: %s)"
+                             % (k, ", ".join(PROFILE_KINDS)))
+    return kinds
+
+
 class Session:
     def __init__(self, bed, version, tag):
         self.bed = bed
@@ -706,6 +788,7 @@ class Session:
         # `plain`: no server and no tunnel; the streams run over plain IP
         # to the server's netns (its own addresses), as a baseline.
         self.plain = version.get("kind") == "plain"
+        self.profile = []       # REGRESS_PROFILE's kinds (Profile)
 
     def target(self, host):
         """Where the streams go: the tunnel's far end (localip) or, for
@@ -854,6 +937,7 @@ class Session:
         dur = s["duration"]
         lead = min(1.0, dur / 3.0)
         mid = []
+        prof = None
         for at in (lead, dur):
             left = t0 + at - time.monotonic()
             if left > 0:
@@ -864,6 +948,11 @@ class Session:
             if proc.poll() is None:
                 mid.append((time.monotonic(), server_snapshot(ino),
                             ppp_rx(rx_pid)))
+                if self.profile and len(mid) == 1:
+                    prof = Profile(self.profile, raw_path[:-len(".json")],
+                                   sorted(mid[0][1]), dur - lead)
+        if prof:
+            prof.stop()
         try:
             proc.wait(dur * 4 + 60)
         except subprocess.TimeoutExpired:
@@ -883,6 +972,8 @@ class Session:
         rx1 = ppp_rx(rx_pid)
         with open(raw_path, "w") as f:
             f.write(p.stdout)
+        if prof:
+            prof.report({v[0] for v in mid[0][1].values()})
         try:
             m, d = iperf_result(p.returncode, p.stdout, s)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
@@ -905,6 +996,8 @@ class Session:
                      if s_mb > 0 else None)
         busy = sys1[0] - sys0[0]
         total = sys1[1] - sys0[1]
+        if prof:
+            d["profiled"] = list(self.profile)
         d.update(server_cpu_s=cpu, server_cpu_ticks_s=cpu_ticks,
                  server_cpu_ns_s=cpu_ns, server_cpu_by_comm=per,
                  server_vanished=vanished, wall_s=round(wall, 3),
@@ -1177,6 +1270,8 @@ class Run:
         plan = self.plan
         tag = "%s-%s" % ("warmup" if warmup else "r%d" % rnd, version["key"])
         sess = Session(bed, version, tag)
+        if not warmup:
+            sess.profile = plan.get("profile") or []
         rec = {"round": rnd, "version": version["label"], "warmup": warmup,
                "start": time.time()}
         try:

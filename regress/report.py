@@ -639,13 +639,21 @@ def _gq(text):
 
 def bed_lines(plan):
     """What the table's figures were measured on, when it is not the
-    default bed (one vCPU, -icount): their noise is another one."""
+    default bed (one vCPU, -icount, no probes): their noise is another
+    one, or (REGRESS_PROFILE) they carry the probes' cost."""
+    out = []
     smp = plan.get("smp", 1)
-    if smp == 1:
-        return []
-    return ["* measured on %d vCPUs without -icount: the guest keeps the "
-            "host's clock, so\n  the host's load moves the figures "
-            "(regress/README.md, \"Two vCPUs\")." % smp]
+    if smp != 1:
+        out.append("* measured on %d vCPUs without -icount: the guest keeps "
+                   "the host's clock, so\n  the host's load moves the "
+                   "figures (regress/README.md, \"Two vCPUs\")." % smp)
+    if plan.get("profile"):
+        out.append("* profiled (REGRESS_PROFILE=%s): the probes cost guest "
+                   "CPU during every\n  stream; compare these versions with "
+                   "each other, not with another run.\n  Profiles: "
+                   "iperf/*.trace.txt, *.perf*.txt." % ",".join(
+                       plan["profile"]))
+    return out
 
 
 def report(results_dir, threshold, log=print, out=sys.stdout,

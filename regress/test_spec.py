@@ -260,6 +260,29 @@ class Cpus(unittest.TestCase):
         self.assertIn("2 vCPUs without -icount", lines[0])
 
 
+class Profiled(unittest.TestCase):
+    """REGRESS_PROFILE: the kinds it takes, and the report's warning that
+    a profiled run's figures carry the probes' cost."""
+
+    def test_kinds(self):
+        self.assertEqual(measure.profile_kinds(""), [])
+        self.assertEqual(measure.profile_kinds(None), [])
+        self.assertEqual(measure.profile_kinds("trace, perf"),
+                         ["trace", "perf"])
+        with self.assertRaises(ValueError) as e:
+            measure.profile_kinds("trace,strace")
+        self.assertIn("strace", str(e.exception))
+
+    def test_report_says_profiled(self):
+        import report
+        lines = report.bed_lines({"shift": 4, "profile": ["trace"]})
+        self.assertEqual(len(lines), 1)
+        self.assertIn("REGRESS_PROFILE=trace", lines[0])
+        self.assertEqual(len(report.bed_lines(
+            {"shift": 4, "smp": 2, "profile": ["perf"]})), 2)
+        self.assertEqual(report.bed_lines({"shift": 4, "profile": []}), [])
+
+
 def main():
     return testmain.run(sys.modules[__name__], "spec")
 
