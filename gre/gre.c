@@ -95,6 +95,8 @@ struct gre_call {
 	int peer_acked;
 	int tx_any;               /* a data packet has been sent */
 	uint32_t rx_unacked;      /* delivered since our last ack */
+	int ack_waiting;          /* ack_since is set */
+	uint64_t ack_since;       /* the first delivery the peer has no ack for */
 	struct seq_rx rx;
 	struct hdlc_decoder dec;
 	int32_t chain_head, chain_tail;   /* frames in the stage */
@@ -504,6 +506,7 @@ static void ack_sent(struct gre_call *c)
 {
 	c->rx.ack_pending = 0;
 	c->rx_unacked = 0;
+	c->ack_waiting = 0;
 	timer_del(&c->ack_timer);
 }
 
@@ -515,6 +518,28 @@ static void call_send_ack(struct gre_call *c)
 
 	ack_sent(c);
 	tx_commit(c->e, s->buf, h);
+}
+
+/* A delivery the peer has no ack for: the ack goes now when half our
+ * window waits for it or it has waited GRE_ACK_DELAY_MS (with the batch
+ * this packet arrived in: no wakeup of its own while traffic flows), else
+ * the timer is pushed to GRE_ACK_DELAY_MS after this packet, so only a
+ * stream that stopped wakes us for its ack. Every ack timer has the same
+ * delay from a clock that never goes back: the list's tail, O(1). */
+static void call_ack_due(struct gre_call *c)
+{
+	struct gre_engine *e = c->e;
+
+	if (!c->ack_waiting) {
+		c->ack_waiting = 1;
+		c->ack_since = e->now;
+	}
+	if (c->rx_unacked >= c->ack_threshold ||
+	    e->now - c->ack_since >= GRE_ACK_DELAY_MS)
+		call_send_ack(c);
+	else
+		timer_list_add(&e->ack_timers, &c->ack_timer,
+		    e->now + GRE_ACK_DELAY_MS);
 }
 
 /* Data packets sent and not acknowledged by the peer (sequence numbers
@@ -696,11 +721,8 @@ static void batch_end(struct gre_engine *e)
 		 * while traffic flows a try per batch is cheap. */
 		if (c->bl_len && c->want_write)
 			gre_call_pty_output(c);
-		if (c->rx.ack_pending && c->rx_unacked >= c->ack_threshold)
-			call_send_ack(c);
-		else if (c->rx.ack_pending && !timer_armed(&c->ack_timer))
-			timer_list_add(&e->ack_timers, &c->ack_timer,
-			    e->now + GRE_ACK_DELAY_MS);
+		if (c->rx.ack_pending)
+			call_ack_due(c);
 		if (c->rx.held)
 			timer_list_add(&e->gap_timers, &c->gap_timer,
 			    seq_rx_deadline(&c->rx));

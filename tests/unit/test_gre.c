@@ -567,6 +567,44 @@ static void test_engine_delayed_ack(void **state)
 	assert_false(peer_recv(f, &p, buf, sizeof(buf)));
 }
 
+/* A steady stream below half a window: the ack rides the wakeup of the
+ * first packet at or past the delay after the first unacked one; the
+ * timer only follows the last packet, so a stream that stops is acked
+ * GRE_ACK_DELAY_MS after it. */
+static void test_engine_ack_with_stream(void **state)
+{
+	struct fixture *f = *state;
+	struct gre_packet p;
+	uint8_t buf[4096];
+	uint64_t t = 1000;
+	const uint64_t gap = GRE_ACK_DELAY_MS * 2 / 5;
+
+	NEED_ENGINE(f);
+	for (uint32_t s = 5; s <= 7; s++, t += gap) {
+		peer_data(f, s, 1, 50);
+		engine_in(f, t);
+		assert_false(peer_recv(f, &p, buf, sizeof(buf)));
+		/* the timer follows the last packet */
+		assert_int_equal(gre_engine_next_deadline(f->e),
+		    t + GRE_ACK_DELAY_MS);
+	}
+	peer_data(f, 8, 1, 50);          /* 1000 + 3 gaps >= the delay */
+	engine_in(f, t);
+	assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_true(!p.has_seq && p.has_ack);
+	assert_int_equal(p.ack, 8);
+	assert_int_equal(gre_engine_next_deadline(f->e), 0);
+	/* the stream stops after one more: acked the delay after it */
+	t += gap;
+	peer_data(f, 9, 1, 50);
+	engine_in(f, t);
+	gre_engine_timers(f->e, t + GRE_ACK_DELAY_MS - 1);
+	assert_false(peer_recv(f, &p, buf, sizeof(buf)));
+	gre_engine_timers(f->e, t + GRE_ACK_DELAY_MS);
+	assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_int_equal(p.ack, 9);
+}
+
 static void test_engine_ack_threshold(void **state)
 {
 	struct fixture *f = *state;
@@ -1315,6 +1353,7 @@ int main(void)
 		E(test_engine_call_ids),
 		E(test_engine_gre_to_pty),
 		E(test_engine_delayed_ack),
+		E(test_engine_ack_with_stream),
 		E(test_engine_ack_threshold),
 		E(test_engine_pty_to_gre_with_piggyback),
 		E(test_engine_pppd_log_lines_no_notice),
