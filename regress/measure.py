@@ -698,6 +698,9 @@ class AckSniff:
 PERF = "/usr/bin/perf"
 PERF_HZ = 499
 PROFILE_KINDS = ("trace", "perf")
+# perf report of a few seconds' samples takes seconds under TCG; one stuck
+# must not hang the run.
+PERF_REPORT_S = 300
 
 
 class Profile:
@@ -709,27 +712,36 @@ class Profile:
     a profiled run's figures are not comparable with an unprofiled one's,
     only the profiled versions with each other. Files: BASE.trace.txt,
     BASE.perf.comm.txt (by command and object), BASE.perf.txt (by symbol),
-    BASE.perf.server.txt (the server's commands alone)."""
+    BASE.perf.server.txt (the server's commands alone), BASE.profile.log
+    (the probes' own output). A probe that fails is said in the log and
+    costs the run nothing else."""
 
-    def __init__(self, kinds, base, pids, secs):
+    def __init__(self, kinds, base, pids, secs, scratch):
         self.base = base
         self.procs = []
         self.log = open(base + ".profile.log", "w")
+        # perf.data stays off the results folder, which is the host's
+        # (9p): writing it there would add to the window's guest CPU.
+        self.data = os.path.join(scratch, os.path.basename(base) +
+                                 ".perf.data") if "perf" in kinds else None
         if "trace" in kinds and pids:
-            self.procs.append(subprocess.Popen(
-                [PERF, "trace", "-s", "-o", base + ".trace.txt", "-p",
-                 ",".join(str(p) for p in pids)], stdout=self.log,
-                stderr=subprocess.STDOUT))
-        self.data = base + ".perf.data" if "perf" in kinds else None
+            self._start([PERF, "trace", "-s", "-o", base + ".trace.txt",
+                         "-p", ",".join(str(p) for p in pids)])
         if self.data:
+            self._start([PERF, "record", "-q", "-a", "-g", "-e",
+                         "cpu-clock", "-F", str(PERF_HZ), "-o", self.data,
+                         "--", "sleep", "%.1f" % max(secs, 0.5)])
+
+    def _start(self, argv):
+        try:
             self.procs.append(subprocess.Popen(
-                [PERF, "record", "-q", "-a", "-g", "-e", "cpu-clock", "-F",
-                 str(PERF_HZ), "-o", self.data, "--", "sleep",
-                 "%.1f" % max(secs, 0.5)], stdout=self.log,
-                stderr=subprocess.STDOUT))
+                argv, stdout=self.log, stderr=subprocess.STDOUT))
+        except OSError as e:
+            self.log.write("%s: %s\n" % (argv[0], e))
 
     def stop(self):
-        """End the probes: perf trace prints its summary on SIGINT."""
+        """End the probes (perf trace prints its summary on SIGINT);
+        again is harmless."""
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
@@ -739,31 +751,51 @@ class Profile:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        self.procs = []
 
     def report(self, comms):
         """Write the reports (after the stream's CPU window: perf report
-        is slow under TCG); `comms` are the server's command names."""
+        is slow under TCG); `comms` are the server's command names (none
+        for `plain`: no server file then). Ends the probe: the data goes,
+        the log is closed, whatever happens."""
+        try:
+            if self.data and os.path.exists(self.data):
+                self._reports(comms)
+        finally:
+            self.discard()
+
+    def discard(self):
+        """End the probe without reports."""
+        self.stop()
         if self.data and os.path.exists(self.data):
-            # The server's alone, inclusive (--children) and relative to
-            # its own samples: under TCG a sample lands where interrupts
-            # come back on (spin_unlock_irq...), so the self time of a
-            # symbol says little; the system call it was under says more.
-            server = ",".join(sorted(comms))
-            for sort, comm, suffix in (("comm,dso", None, ".perf.comm.txt"),
-                                       ("sym", None, ".perf.txt"),
-                                       ("comm,sym", server,
-                                        ".perf.server.txt")):
-                argv = [PERF, "report", "-i", self.data, "--stdio", "-g",
-                        "none", "--percent-limit", "0.5", "--sort", sort]
-                if comm:
-                    argv += ["--comms", comm, "--children", "--percentage",
-                             "relative"]
-                else:
-                    argv += ["--no-children"]
-                with open(self.base + suffix, "w") as out:
-                    subprocess.run(argv, stdout=out, stderr=self.log)
             os.unlink(self.data)
-        self.log.close()
+        if not self.log.closed:
+            self.log.close()
+
+    def _reports(self, comms):
+        # The server's alone, inclusive (--children) and relative to its
+        # own samples: under TCG a sample lands where interrupts come back
+        # on (spin_unlock_irq...), so the self time of a symbol says
+        # little; the system call it was under says more.
+        views = [("comm,dso", None, ".perf.comm.txt"),
+                 ("sym", None, ".perf.txt")]
+        if comms:
+            views.append(("comm,sym", ",".join(sorted(comms)),
+                          ".perf.server.txt"))
+        for sort, comm, suffix in views:
+            argv = [PERF, "report", "-i", self.data, "--stdio", "-g",
+                    "none", "--percent-limit", "0.5", "--sort", sort]
+            if comm:
+                argv += ["--comms", comm, "--children", "--percentage",
+                         "relative"]
+            else:
+                argv += ["--no-children"]
+            with open(self.base + suffix, "w") as out:
+                try:
+                    subprocess.run(argv, stdout=out, stderr=self.log,
+                                   timeout=PERF_REPORT_S)
+                except (OSError, subprocess.TimeoutExpired) as e:
+                    self.log.write("perf report: %s\n" % e)
 
 
 def profile_kinds(text):
@@ -938,19 +970,28 @@ class Session:
         lead = min(1.0, dur / 3.0)
         mid = []
         prof = None
-        for at in (lead, dur):
-            left = t0 + at - time.monotonic()
-            if left > 0:
-                try:
-                    proc.wait(left)
-                except subprocess.TimeoutExpired:
-                    pass
-            if proc.poll() is None:
-                mid.append((time.monotonic(), server_snapshot(ino),
-                            ppp_rx(rx_pid)))
-                if self.profile and len(mid) == 1:
-                    prof = Profile(self.profile, raw_path[:-len(".json")],
-                                   sorted(mid[0][1]), dur - lead)
+        try:
+            for at in (lead, dur):
+                left = t0 + at - time.monotonic()
+                if left > 0:
+                    try:
+                        proc.wait(left)
+                    except subprocess.TimeoutExpired:
+                        pass
+                if proc.poll() is None:
+                    mid.append((time.monotonic(), server_snapshot(ino),
+                                ppp_rx(rx_pid)))
+                    if self.profile and len(mid) == 1:
+                        prof = Profile(self.profile,
+                                       os.path.splitext(raw_path)[0],
+                                       sorted(mid[0][1]), dur - lead,
+                                       self.bed.work)
+        except BaseException:
+            if prof:
+                prof.discard()
+            proc.kill()
+            proc.wait()
+            raise
         if prof:
             prof.stop()
         try:
@@ -958,6 +999,8 @@ class Session:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            if prof:
+                prof.discard()
             raise SessionError("%s: iperf3 %s hung" % (self.v["label"],
                                                        s["name"]))
         wall = time.monotonic() - t0

@@ -649,7 +649,7 @@ def bed_lines(plan):
                    "figures (regress/README.md, \"Two vCPUs\")." % smp)
     if plan.get("profile"):
         out.append("* profiled (REGRESS_PROFILE=%s): the probes cost guest "
-                   "CPU during every\n  stream; compare these versions with "
+                   "CPU during the\n  streams; compare these versions with "
                    "each other, not with another run.\n  Profiles: "
                    "iperf/*.trace.txt, *.perf*.txt." % ",".join(
                        plan["profile"]))

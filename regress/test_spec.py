@@ -273,6 +273,22 @@ class Profiled(unittest.TestCase):
             measure.profile_kinds("trace,strace")
         self.assertIn("strace", str(e.exception))
 
+    def test_missing_perf_costs_the_run_nothing(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        old = measure.PERF
+        measure.PERF = os.path.join(d, "no-such-perf")
+        self.addCleanup(setattr, measure, "PERF", old)
+        base = os.path.join(d, "r1-HEAD-udp-1M.up")
+        p = measure.Profile(["trace", "perf"], base, [os.getpid()], 1.0, d)
+        p.stop()
+        p.report({"pptpd-worker"})
+        with open(base + ".profile.log") as f:
+            log = f.read()
+        self.assertIn("no-such-perf", log)
+        self.assertTrue(p.log.closed)
+        self.assertEqual(sorted(os.listdir(d)), ["r1-HEAD-udp-1M.up.profile.log"])
+
     def test_report_says_profiled(self):
         import report
         lines = report.bed_lines({"shift": 4, "profile": ["trace"]})

@@ -605,6 +605,31 @@ static void test_engine_ack_with_stream(void **state)
 	assert_int_equal(p.ack, 9);
 }
 
+/* Any packet of the call is a wakeup the ack may ride, a duplicate that
+ * delivers nothing too: it pushes the timer, and at the delay (>=) it
+ * carries the ack, so no delivery waits longer than twice the delay. */
+static void test_engine_ack_on_any_packet(void **state)
+{
+	struct fixture *f = *state;
+	struct gre_packet p;
+	uint8_t buf[4096];
+
+	NEED_ENGINE(f);
+	peer_data(f, 5, 1, 50);
+	engine_in(f, 1000);
+	peer_data(f, 5, 1, 50);          /* a duplicate: nothing delivered */
+	engine_in(f, 1000 + GRE_ACK_DELAY_MS - 1);
+	assert_false(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_int_equal(gre_engine_next_deadline(f->e),
+	    1000 + 2 * GRE_ACK_DELAY_MS - 1);
+	peer_data(f, 5, 1, 50);
+	engine_in(f, 1000 + GRE_ACK_DELAY_MS);
+	assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_true(!p.has_seq && p.has_ack);
+	assert_int_equal(p.ack, 5);
+	assert_int_equal(gre_engine_next_deadline(f->e), 0);
+}
+
 static void test_engine_ack_threshold(void **state)
 {
 	struct fixture *f = *state;
@@ -1354,6 +1379,7 @@ int main(void)
 		E(test_engine_gre_to_pty),
 		E(test_engine_delayed_ack),
 		E(test_engine_ack_with_stream),
+		E(test_engine_ack_on_any_packet),
 		E(test_engine_ack_threshold),
 		E(test_engine_pty_to_gre_with_piggyback),
 		E(test_engine_pppd_log_lines_no_notice),
