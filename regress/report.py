@@ -647,6 +647,10 @@ def bed_lines(plan):
         out.append("* measured on %d vCPUs without -icount: the guest keeps "
                    "the host's clock, so\n  the host's load moves the "
                    "figures (regress/README.md, \"Two vCPUs\")." % smp)
+    if plan.get("threaded_napi") is False:
+        out.append("* REGRESS_NAPI=0: the veth receives in softirq on its "
+                   "sender's CPU, so one\n  flow may cross CPUs and arrive "
+                   "out of order (regress/README.md,\n  \"Two vCPUs\").")
     if plan.get("profile"):
         out.append("* profiled (REGRESS_PROFILE=%s): the probes cost guest "
                    "CPU during the\n  streams; compare these versions with "

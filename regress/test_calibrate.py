@@ -73,6 +73,22 @@ class Calibrate(unittest.TestCase):
         return [write_run(self.top, "r%02d" % i, run_rows(**kw))
                 for i, kw in enumerate(specs)]
 
+    def test_the_table_names_how_the_runs_were_made(self):
+        import json
+        folders = self.runs([{}, {}])
+        for f, plan in zip(folders, ({"quick": False, "rounds": 3,
+                                      "smp": 2},
+                                     {"quick": False, "rounds": 3,
+                                      "smp": 2})):
+            with open(os.path.join(f, "raw.json"), "w") as fh:
+                json.dump({"plan": plan}, fh)
+        rc, out = tool("--from", *folders)
+        self.assertIn("(ROUNDS=3, 2 vCPUs)", out)
+        self.assertNotIn("QUICK", out.splitlines()[0])
+        os.unlink(os.path.join(folders[1], "raw.json"))
+        rc, out = tool("--from", *folders)
+        self.assertIn("(QUICK; ROUNDS=3, 2 vCPUs)", out)
+
     def test_goals_met_with_one_false_alarm_and_one_miss(self):
         specs = [{} for _ in range(18)]
         specs.append({"false_alarm": ("tcp-rate.up", "cpu_per_mb",

@@ -299,6 +299,16 @@ class Profiled(unittest.TestCase):
         self.assertEqual(report.bed_lines({"shift": 4, "profile": []}), [])
 
 
+    def test_report_says_no_napi_thread(self):
+        import report
+        lines = report.bed_lines({"shift": 4, "smp": 2,
+                                  "threaded_napi": False})
+        self.assertEqual(len(lines), 2)
+        self.assertIn("REGRESS_NAPI=0", lines[1])
+        self.assertEqual(report.bed_lines({"shift": 4,
+                                           "threaded_napi": True}), [])
+
+
 def main():
     return testmain.run(sys.modules[__name__], "spec")
 
