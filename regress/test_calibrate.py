@@ -89,6 +89,22 @@ class Calibrate(unittest.TestCase):
         rc, out = tool("--from", *folders)
         self.assertIn("(QUICK; ROUNDS=3, 2 vCPUs)", out)
 
+    def test_paired_noise_from_the_rounds(self):
+        folders = self.runs([{}, {}])
+        rounds = [("1", 100.0, 110.0), ("2", 100.0, 90.0)]
+        for f in folders:
+            with open(os.path.join(f, "rounds.csv"), "w") as fh:
+                fh.write("round,version,stream,cpu_per_mb,throughput\n")
+                for rnd, a, b in rounds:
+                    fh.write("%s,%s,udp-high.up,%s,10\n" % (rnd, REF, a))
+                    fh.write("%s,%s#2,udp-high.up,%s,10\n" % (rnd, REF, b))
+                    fh.write("%s,%s+plant=cpu5,udp-high.up,500,10\n"
+                             % (rnd, REF))
+        rc, out = tool("--from", *folders)
+        # changes +10, -10, +10, -10 %: SD 11.5 over 4 rounds; the plant
+        # is not the twin and counts for nothing
+        self.assertIn("| udp-high.up | 11.5 (4) | 0.0 (4) |", out)
+
     def test_goals_met_with_one_false_alarm_and_one_miss(self):
         specs = [{} for _ in range(18)]
         specs.append({"false_alarm": ("tcp-rate.up", "cpu_per_mb",
