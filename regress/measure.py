@@ -45,6 +45,7 @@ import streams as streamlib  # noqa: E402
 import hostbusy  # noqa: E402
 import hostload  # noqa: E402
 import procstat  # noqa: E402
+import perfprobe  # noqa: E402
 from procstat import GUEST_BUSY, STAT_FIELDS, parse_stat_cpu  # noqa: E402,F401
 
 SRV_NS, CLI_NS = "srv", "cli"
@@ -695,8 +696,7 @@ class AckSniff:
             return {"n": 0, "median_ms": None, "error": out[-200:]}
 
 
-PERF = "/usr/bin/perf"
-PERF_HZ = 499
+PERF = perfprobe.PERF     # a module attribute: tests point it elsewhere
 PROFILE_KINDS = ("trace", "perf")
 # perf report of a few seconds' samples takes seconds under TCG; one stuck
 # must not hang the run.
@@ -728,9 +728,8 @@ class Profile:
             self._start([PERF, "trace", "-s", "-o", base + ".trace.txt",
                          "-p", ",".join(str(p) for p in pids)])
         if self.data:
-            self._start([PERF, "record", "-q", "-a", "-g", "-e",
-                         "cpu-clock", "-F", str(PERF_HZ), "-o", self.data,
-                         "--", "sleep", "%.1f" % max(secs, 0.5)])
+            self._start(perfprobe.record_argv(
+                self.data, "%.1f" % max(secs, 0.5), PERF))
 
     def _start(self, argv):
         try:

@@ -36,6 +36,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "regress"))
 import procstat  # noqa: E402
+import perfprobe  # noqa: E402
+from perfprobe import PERF  # noqa: E402
 
 SRV_NS = "srv"
 # Processes that make up "the server": ours is pptpd (the monitor) and its
@@ -381,10 +383,6 @@ def write_json(path, obj):
     os.rename(tmp, path)
 
 
-PERF = "/usr/bin/perf"
-PERF_HZ = 499
-
-
 def perf_profile(w, name, kind):
     """`snap NAME perf[:SECONDS]`: a whole-guest profile (software clock:
     TCG has no PMU) with call graphs, kept as WORKDIR/snap/NAME.perf.txt,
@@ -394,9 +392,8 @@ def perf_profile(w, name, kind):
     data = os.path.join(w, "snap", name + ".perf.data")
     txt = os.path.join(w, "snap", name + ".perf.txt")
     with open(txt + ".log", "w") as log:
-        subprocess.run([PERF, "record", "-q", "-a", "-g", "-e", "cpu-clock",
-                        "-F", str(PERF_HZ), "-o", data, "--", "sleep",
-                        str(secs)], stdout=log, stderr=subprocess.STDOUT)
+        subprocess.run(perfprobe.record_argv(data, secs), stdout=log,
+                       stderr=subprocess.STDOUT)
         for sort, comm, suffix in (("comm,dso", None, ".comm"),
                                    ("sym", None, ""),
                                    ("sym", "pptpd,pptpd-worker", ".pptpd"),
