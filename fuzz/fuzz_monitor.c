@@ -93,7 +93,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mon_msg m;
 	const char *why = NULL;
-	static const int fake[MON_MAX_FDS] = { 1000, 1001 };
+	static const int fake[MON_MAX_FDS] = { 1000, 1001, 1002 };
 
 	if (size < 1)
 		return 0;

@@ -92,6 +92,7 @@ call_pick_id(struct calls *s, uint16_t *id)
 
 static void call_report(void *arg, const char *data, size_t len);
 static void call_signal(struct call *c, int sig);
+static void call_signal_cut(struct call *c, int sig, int cut);
 
 /* The plugin's report channel, when pppd is told of one (`reports`, the
  * same flag that put pptpd-report-fd on its command line): *pppd_fd is
@@ -129,7 +130,8 @@ call_spawn(struct call *c, int kernel, int sock, const char **reason)
 	if (call_facts_open(c, in.reports, &report, reason) < 0)
 		return -1;
 	pid_t pid = run != NULL ?
-	    run->start(run->arg, &in, c->conn.sock, sock, report, &c->pty, reason) :
+	    run->start(run->arg, &in, c->conn.sock, sock, report,
+	    facts_fd(&c->facts), &c->pty, reason) :
 	    pppd_start(conf, &in, sock, report, &c->pty, reason);
 	if (report >= 0)
 		close(report);
@@ -152,11 +154,19 @@ call_kill_now(struct call *c)
 static void
 call_signal(struct call *c, int sig)
 {
+	call_signal_cut(c, sig, 0);
+}
+
+/* `cut`: the pty master has just been closed here (a runner holds a copy
+ * of it, which goes too). */
+static void
+call_signal_cut(struct call *c, int sig, int cut)
+{
 	const struct pppd_runner *run = c->calls->runner;
 	if (c->pid <= 0)
 		return;
 	if (run != NULL)
-		run->signal(run->arg, c->id, c->pid, sig);
+		run->signal(run->arg, c->id, c->pid, sig, cut);
 	else
 		kill(c->pid, sig);
 }
@@ -924,8 +934,9 @@ call_stop_pppd(void *arg)
 {
 	struct call *c = arg;
 	struct calls *s = c->calls;
+	int cut = c->pty >= 0;
 	call_pty_close(c);
-	call_signal(c, SIGTERM);
+	call_signal_cut(c, SIGTERM, cut);
 	c->term_ms = loop_now(s->loop);
 	call_kill_arm(c, call_kill_grace(s));
 }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "pptpd/call.h"
@@ -196,6 +197,10 @@ ctrl_close(struct ctrl *c, const char *reason)
 	loop_timer_cancel(s->loop, &c->echo_timer);
 	loop_timer_cancel(s->loop, &c->stop_timer);
 	loop_fd_del(s->loop, &c->lf);
+	/* Under privsep the monitor holds a copy of a connection with calls
+	 * (until their pppd are reaped): the peer hears the end now, not at
+	 * the last close. */
+	shutdown(c->fd, SHUT_RDWR);
 	close(c->fd);
 	c->fd = -1;
 	client_ctrl_gone(c->client);

@@ -123,3 +123,9 @@ facts_send(struct facts *f, const void *data, size_t len)
 	}
 	return send(f->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -1 : 0;
 }
+
+int
+facts_fd(const struct facts *f)
+{
+	return f->fd;
+}

@@ -53,4 +53,7 @@ void facts_close(struct facts *f);
  * buffer full). */
 int  facts_send(struct facts *f, const void *data, size_t len);
 
+/* Our end of the channel (-1: closed), for a runner to hold a copy of. */
+int  facts_fd(const struct facts *f);
+
 #endif

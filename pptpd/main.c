@@ -53,6 +53,10 @@
 #define FDS_PER_CONNECTION 1
 #define FDS_PER_CALL       2
 #define FDS_FIXED          16
+/* Under privsep the monitor holds a copy of each call's connection, pty
+ * master and the worker's report end (monitor.c), under the same limit:
+ * three per call, even on a connection's second call. */
+#define FDS_PER_CALL_MONITOR 3
 
 #define PIDFILE_MAX 32      /* bytes of a pid file worth reading */
 
@@ -257,7 +261,13 @@ nofile_fit(struct conf *c, char *err, size_t errlen)
 	const rlim_t per_conn = FDS_PER_CONNECTION + FDS_PER_CALL;
 	rlim_t need = FDS_FIXED + (rlim_t)c->connections * FDS_PER_CONNECTION +
 	    nofile_calls(c) * FDS_PER_CALL;
+	rlim_t monitor = FDS_FIXED + nofile_calls(c) * FDS_PER_CALL_MONITOR;
 	struct rlimit rl;
+
+	_Static_assert(FDS_PER_CALL_MONITOR <= FDS_PER_CONNECTION + FDS_PER_CALL,
+	    "a connection with one call fits the monitor too");
+	if (c->privsep && monitor > need)
+		need = monitor;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
 		snprintf(err, errlen, "getrlimit(RLIMIT_NOFILE): %s", strerror(errno));

@@ -65,6 +65,10 @@ struct mcall {
 	unsigned       shaped;       /* the interface index with its rate */
 	unsigned       routed6;      /* the interface index its /64 is routed to */
 	struct in6_addr prefix6;     /* ... that /64 */
+	/* Copies of what the session lives on, kept until pppd is reaped so
+	 * that it can outlive the worker (-1: none): the control connection,
+	 * the worker's end of the report channel, the pty master. */
+	int            conn, report, pty;
 };
 
 struct monitor {
@@ -233,15 +237,19 @@ monitor_start_check(struct monitor *m, const struct mon_msg *r,
 	if ((why = monitor_conn_check(r->fds[0], &in->client, &in->self)) != NULL)
 		return why;
 	in->reports = !!(flags & MON_CALL_REPORTS);
+	/* The worker's end of the report channel comes after pppd's: the
+	 * monitor only holds it. */
 	in->kernel = !!(flags & MON_CALL_KERNEL);
 	in->ipv6 = !!(flags & MON_CALL_IPV6);
 	if (in->reports != !conf->noplugin)
 		return "report channel not as configured (noplugin)";
 	if (in->reports) {
 		*report = r->fds[i++];
-		if (monitor_sockopt(*report, SO_DOMAIN) != AF_UNIX ||
-		    monitor_sockopt(*report, SO_TYPE) != SOCK_SEQPACKET)
-			return "the report channel is not a unix seqpacket socket";
+		for (unsigned end = i - 1; end <= i; end++)
+			if (monitor_sockopt(r->fds[end], SO_DOMAIN) != AF_UNIX ||
+			    monitor_sockopt(r->fds[end], SO_TYPE) != SOCK_SEQPACKET)
+				return "the report channel is not a unix "
+				    "seqpacket socket";
 	}
 	if (in->kernel != m->kernel_path)
 		return in->kernel ? "the kernel path is not this server's" :
@@ -313,6 +321,35 @@ monitor_unguard(struct monitor *m, const struct mcall *c, int report)
 		kguard_stats_log(&st, c->id, c->peer_id, c->client);
 }
 
+/* Close the copies held for call `c`: its pty master only (`all` 0: the
+ * worker cut the line), or everything. */
+static void
+monitor_release(struct mcall *c, int all)
+{
+	int *fds[] = { &c->pty, &c->conn, &c->report };
+	for (size_t i = 0; i < (all ? 3 : 1); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+}
+
+/* Copies of the call's connection and of the worker's report end (the
+ * record's own are closed with it); 0, or -1 with *why set. */
+static int
+monitor_hold(struct mcall *c, const struct mon_msg *r, const char **why)
+{
+	c->conn = fcntl(r->fds[0], F_DUPFD_CLOEXEC, 0);
+	if (c->conn >= 0 && r->nfds == 3)
+		c->report = fcntl(r->fds[2], F_DUPFD_CLOEXEC, 0);
+	if (c->conn < 0 || (r->nfds == 3 && c->report < 0)) {
+		monitor_release(c, 1);
+		*why = "out of descriptors";
+		return -1;
+	}
+	return 0;
+}
+
 /* Room for one more call; -1 (nothing changed) when there is none. */
 static int
 monitor_grow(struct monitor *m)
@@ -335,20 +372,27 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 	int report, ksock = -1, pty = -1, guarded = 0;
 	pid_t pid = -1;
 	int refused = 0;
+	struct mcall c = { .conn = -1, .report = -1, .pty = -1 };
 
 	if ((why = monitor_start_check(m, r, &in, &report)) != NULL)
 		refused = 1;
 	else if (m->ncalls == m->cap && monitor_grow(m) < 0)
 		why = "out of memory";
+	else if (monitor_hold(&c, r, &why) < 0)
+		;
 	else if (!in.kernel || (ksock = monitor_kernel_open(m, &in, &guarded,
 	    &why)) >= 0)
 		pid = pppd_start(m->conf, &in, ksock, report, &pty, &why);
 	if (ksock >= 0)
 		close(ksock);   /* pppd's now, or nobody's */
-	struct mcall c = { .id = in.call_id, .peer_id = in.peer_call_id,
-		.pid = pid, .remote = in.remote, .client = in.client,
-		.guarded = guarded };
+	c.id = in.call_id;
+	c.peer_id = in.peer_call_id;
+	c.pid = pid;
+	c.remote = in.remote;
+	c.client = in.client;
+	c.guarded = guarded;
 	if (pid < 0) {
+		monitor_release(&c, 1);
 		monitor_unguard(m, &c, 0);
 		if (!refused && m->pool != NULL)
 			pool_release(m->pool, in.remote);
@@ -364,6 +408,7 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 		monitor_send(m, &n);
 		return;
 	}
+	c.pty = pty;   /* the worker gets a copy; this one is held */
 	m->calls[m->ncalls++] = c;
 	a.u.call_started.call_id = in.call_id;
 	a.u.call_started.flags = r->u.call_start.flags & MON_CALL_KERNEL;
@@ -373,10 +418,6 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 	if (pty >= 0)
 		a.fds[a.nfds++] = pty;
 	monitor_send(m, &a);
-	/* The worker has its copy. (The design's next step keeps ours, so
-	 * that a session outlives its worker.) */
-	if (pty >= 0)
-		close(pty);
 }
 
 static void
@@ -389,6 +430,9 @@ monitor_call_hangup(struct monitor *m, const struct mon_msg *r)
 		monitor_result(m, r->seq, MON_ERR_REFUSED, "no such call");
 		return;
 	}
+	/* pppd sees its line hang up only at the last close of the master */
+	if (r->u.call_hangup.how == MON_HANGUP_CUT)
+		monitor_release(c, 0);
 	kill(c->pid, r->u.call_hangup.how == MON_HANGUP_KILL ? SIGKILL : SIGTERM);
 	monitor_result(m, r->seq, MON_OK, "");
 }
@@ -878,6 +922,7 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 		if (c->shaped)
 			shaper_clear(m->shaper, c->shaped);
 		monitor_unroute6(m, c);
+		monitor_release(c, 1);
 		if (m->worker_status < 0) {
 			struct mon_msg e = { .type = MON_CHILD_EXIT };
 			e.u.child_exit.call_id = c->id;
@@ -910,8 +955,13 @@ monitor_worker_exited(struct monitor *m, int status)
 		log_msg(LOG_ERR, "monitor: the worker (pid %d) exited with "
 		    "status %d: ending %zu sessions", (int)m->worker,
 		    WEXITSTATUS(status), m->ncalls);
-	for (size_t i = 0; i < m->ncalls; i++)
+	/* Until a new worker can take them over (the design's next step),
+	 * the sessions end as they did when the worker held the only
+	 * copies: the line hangs up, the client's connection closes. */
+	for (size_t i = 0; i < m->ncalls; i++) {
+		monitor_release(&m->calls[i], 1);
 		kill(m->calls[i].pid, SIGTERM);
+	}
 	m->grace_end = monitor_now() + monitor_grace_ms(m);
 }
 

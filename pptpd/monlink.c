@@ -149,7 +149,7 @@ monlink_request(struct monlink *ml, struct mon_msg *req, struct mon_msg *ans,
 
 static pid_t
 monlink_start(void *arg, const struct pppd_args *in, int tcp, int sock,
-    int report, int *pty, const char **reason)
+    int report, int ours, int *pty, const char **reason)
 {
 	static char why[MON_TEXT + 32];   /* the caller logs it at once */
 	struct monlink *ml = arg;
@@ -162,8 +162,10 @@ monlink_start(void *arg, const struct pppd_args *in, int tcp, int sock,
 	r.u.call_start.local_ip = in->local.s_addr;
 	r.u.call_start.remote_ip = in->remote.s_addr;
 	r.fds[r.nfds++] = tcp;
-	if (in->reports)
+	if (in->reports) {
 		r.fds[r.nfds++] = report;
+		r.fds[r.nfds++] = ours;
+	}
 	(void)sock;   /* the monitor opens the kernel path's channel itself */
 	*pty = -1;
 	/* The pty comes here: refused now, as in one process, rather than
@@ -193,7 +195,7 @@ monlink_start(void *arg, const struct pppd_args *in, int tcp, int sock,
 }
 
 static void
-monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig)
+monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig, int cut)
 {
 	struct monlink *ml = arg;
 	struct mon_msg r = { .type = MON_CALL_HANGUP }, a;
@@ -202,7 +204,8 @@ monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig)
 	(void)pid;   /* the monitor signals the pid it has for the call */
 	r.u.call_hangup.call_id = call_id;
 	r.u.call_hangup.cause = 0;
-	r.u.call_hangup.how = sig == SIGKILL ? MON_HANGUP_KILL : MON_HANGUP_CLEAN;
+	r.u.call_hangup.how = sig == SIGKILL ? MON_HANGUP_KILL :
+	    cut ? MON_HANGUP_CUT : MON_HANGUP_CLEAN;
 	if (monlink_request(ml, &r, &a, &why) < 0)
 		log_rl(&ml->rl, loop_now(ml->loop), LOG_ERR, "worker: signal "
 		    "for call %u: %s", call_id, why);

@@ -65,9 +65,13 @@ pid_t pppd_start(const struct conf *conf, const struct pppd_args *in,
  * (pptpd/monlink.h: the monitor does, for an unprivileged worker), and
  * does for the call what needs root.
  * start: as pppd_start, with `tcp`, the call's control connection, from
- * which the monitor reads the addresses itself; on the kernel path `sock`
- * is -1: the runner opens the channel (and guards it). signal: `sig` for
- * the pppd of call `call_id` (pid `pid`). clamp: the TCP MSS on the call's
+ * which the monitor reads the addresses itself, and `ours`, this process's
+ * end of the report channel (-1: none), which the runner holds a copy of
+ * with the connection and the pty so that the session can outlive this
+ * process; on the kernel path `sock` is -1: the runner opens the channel
+ * (and guards it). signal: `sig` for the pppd of call `call_id` (pid
+ * `pid`), `cut` when this process has closed the call's pty master (the
+ * runner closes its copy first, so that pppd sees the hangup). clamp: the TCP MSS on the call's
  * interface `ifname` (mss.h), *mss the IPv4 value; 0, or -1 with why set,
  * or -2 when the runner has no clamping (not to be asked again until a
  * reload). shape: the call's rate on `ifname` (shaper.h's shaper_set:
@@ -80,8 +84,9 @@ pid_t pppd_start(const struct conf *conf, const struct pppd_args *in,
  * and its route away when pppd is reaped or the call names another one. */
 struct pppd_runner {
 	pid_t (*start)(void *arg, const struct pppd_args *in, int tcp, int sock,
-	    int report, int *pty, const char **reason);
-	void  (*signal)(void *arg, uint16_t call_id, pid_t pid, int sig);
+	    int report, int ours, int *pty, const char **reason);
+	void  (*signal)(void *arg, uint16_t call_id, pid_t pid, int sig,
+	    int cut);
 	int   (*clamp)(void *arg, uint16_t call_id, const char *ifname,
 	    unsigned *mss, char *why, size_t whylen);
 	int   (*shape)(void *arg, uint16_t call_id, const char *ifname,

@@ -76,7 +76,7 @@ mon_fds_of(const struct mon_msg *m)
 	if (mon_types[m->type].fds != MON_FDS_BY_FLAGS)
 		return mon_types[m->type].fds;
 	if (m->type == MON_CALL_START)
-		return 1 + !!(m->u.call_start.flags & MON_CALL_REPORTS);
+		return 1 + 2 * !!(m->u.call_start.flags & MON_CALL_REPORTS);
 	return m->u.call_started.flags & MON_CALL_KERNEL ? 0 : 1;
 }
 

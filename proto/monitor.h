@@ -38,9 +38,15 @@
  *                     u16 0  u32 local ip  u32 remote ip (network order;
  *                     0: pppd picks)  fds: the call's control connection
  *                     (TCP: the monitor reads the client's and our
- *                     address from it), then pppd's end of the report
- *                     channel with MON_CALL_REPORTS: start pppd for an
- *                     Outgoing-Call-Request. With MON_CALL_KERNEL the
+ *                     address from it), then with MON_CALL_REPORTS the
+ *                     report channel's two ends, pppd's and the worker's:
+ *                     start pppd for an Outgoing-Call-Request. The
+ *                     monitor keeps a copy of the connection, of the
+ *                     worker's report end and of the pty master until
+ *                     pppd is reaped, so that a session can outlive its
+ *                     worker (the worker shuts the connection down before
+ *                     it closes it: the peer still hears the end of the
+ *                     stream). With MON_CALL_KERNEL the
  *                     monitor opens the kernel's PPTP channel itself
  *                     (from the connection's addresses and the Call IDs)
  *                     and adds the call to the GRE guard
@@ -51,7 +57,10 @@
  *   CALL_REFUSED   M  u8 OCRP result  u8 error  u16 0  char reason[MON_TEXT]
  *                     fds 0
  *   CALL_HANGUP    W  u16 call id  u8 cause (report.h's REPORT_CAUSE_*)
- *                     u8 how (MON_HANGUP_*)          fds 0
+ *                     u8 how (MON_HANGUP_*)          fds 0; with
+ *                     MON_HANGUP_CUT the worker has closed its pty master
+ *                     and the monitor closes its own before SIGTERM, so
+ *                     that pppd sees the line hang up
  *   CALL_IFACE     W  u16 call id  u16 0  char ifname[MON_IFNAME]: the
  *                     plugin reported the session's interface: clamp the
  *                     TCP MSS of SYNs crossing it (pptpd.conf's
@@ -107,14 +116,14 @@
 #include <stdint.h>
 
 #define MON_MAGIC        0x5050544dU   /* "PPTM" */
-#define MON_VERSION      6
+#define MON_VERSION      7
 #define MON_HDR_LEN      16
 #define MON_TEXT         512           /* reasons and results, NUL included:
                                           a reload's reason whole */
 #define MON_IFNAME       16            /* IFNAMSIZ, NUL included */
 #define MON_PATH         512           /* FILE's path, NUL included */
 #define MON_FILES_MAX    16            /* files of one reload */
-#define MON_MAX_FDS      2
+#define MON_MAX_FDS      3
 #define MON_MAX_BODY     (4 + MON_PATH)   /* the longest: FILE's, RESULT's */
 #define MON_MAX_LEN      (MON_HDR_LEN + MON_MAX_BODY)
 

@@ -1,7 +1,7 @@
 /* harness.h -- small helpers the unit tests that drive real processes
  * share (test_daemon, test_privsep, test_monitor, test_acct): a file
  * written, a network namespace's
- * loopback, a log line looked for, a process's descriptors counted, a
+ * loopback, a log line looked for, a process's name and descriptors, a
  * datagram on a stand-in for systemd's notify socket. */
 #ifndef TESTS_UNIT_HARNESS_H
 #define TESTS_UNIT_HARNESS_H
@@ -60,6 +60,23 @@ file_contains(const char *path, const char *needle)
 
 /* The entries of /proc/PID/fd (0: this process), "." and ".." included:
  * a count to compare with itself, before and after. -1 when gone. */
+/* Process `pid`'s name (/proc/PID/comm, its newline cut) into buf; ""
+ * when it is gone. */
+static inline void
+proc_comm(pid_t pid, char *buf, size_t len)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(p, "r");
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 static inline int
 proc_fds(pid_t pid)
 {

@@ -318,7 +318,7 @@ static void
 test_descriptor_count_is_the_types(void **state)
 {
 	uint8_t buf[MON_MAX_LEN];
-	int fds[MON_MAX_FDS + 1] = { 100, 101, 102 };   /* one too many too */
+	int fds[MON_MAX_FDS + 1] = { 100, 101, 102, 103 };   /* one too many too */
 	size_t n = encoded(MON_CONN_HOLD, buf);
 	refused(buf, n, fds, 0, "descriptors not the type's");
 	refused(buf, n, fds, 2, "descriptors not the type's");
@@ -334,13 +334,15 @@ test_descriptor_count_is_the_types(void **state)
 	assert_int_equal(mon_fds_of(&m), 0);
 	n = mon_encode(&m, buf, sizeof(buf));
 	refused(buf, n, fds, 1, "descriptors not the type's");
-	/* CALL_START: the connection, then the report channel as its flags
-	 * say; the kernel channel is the monitor's to open, never passed. */
+	/* CALL_START: the connection, then the report channel's two ends as
+	 * its flags say; the kernel channel is the monitor's to open, never
+	 * passed. */
 	m = sample(MON_CALL_START);
-	assert_int_equal(mon_fds_of(&m), 2);
+	assert_int_equal(mon_fds_of(&m), 3);
 	n = mon_encode(&m, buf, sizeof(buf));
 	refused(buf, n, fds, 1, "descriptors not the type's");
-	refused(buf, n, fds, 3, "descriptors not the type's");
+	refused(buf, n, fds, 2, "descriptors not the type's");
+	refused(buf, n, fds, 4, "descriptors not the type's");
 	m.u.call_start.flags = 0;
 	assert_int_equal(mon_fds_of(&m), 1);
 	n = mon_encode(&m, buf, sizeof(buf));
@@ -382,19 +384,21 @@ test_who_sends_what(void **state)
 static void
 test_socketpair_carries_descriptors(void **state)
 {
-	int sv[2], p1[2], p2[2];
+	int sv[2], p1[2], p2[2], p3[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
 	assert_int_equal(pipe(p1), 0);
 	assert_int_equal(pipe(p2), 0);
+	assert_int_equal(pipe(p3), 0);
 	struct mon_msg m = sample(MON_CALL_START), back;
-	m.u.call_start.flags = MON_CALL_REPORTS;   /* two: conn, report */
-	m.nfds = 2;
+	m.u.call_start.flags = MON_CALL_REPORTS;   /* conn, report's ends */
+	m.nfds = 3;
 	m.fds[0] = p1[1];
 	m.fds[1] = p2[1];
+	m.fds[2] = p3[1];
 	assert_int_equal(mon_send(sv[0], &m), 0);
 	const char *why = NULL;
 	assert_int_equal(mon_recv(sv[1], &back, &why), 1);
-	assert_int_equal(back.nfds, 2);
+	assert_int_equal(back.nfds, 3);
 	assert_int_equal(back.u.call_start.call_id, 0x1234);
 	/* The copies work and are close-on-exec. */
 	assert_true(fcntl(back.fds[0], F_GETFD) & FD_CLOEXEC);
@@ -409,6 +413,7 @@ test_socketpair_carries_descriptors(void **state)
 	assert_int_equal(mon_recv(sv[1], &back, &why), 0);
 	close(sv[1]);
 	close(p1[0]); close(p1[1]); close(p2[0]); close(p2[1]);
+	close(p3[0]); close(p3[1]);
 }
 
 /* A record with a descriptor it must not carry, sent by hand: refused,

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -46,6 +47,7 @@ static int listener = -1;        /* 127.0.0.1:1723 */
 static int kernel_path;          /* the next monitor's startup chose it */
 static int conf_ipv6;            /* ... with IPv6 in the tunnel */
 static char conf_path[PATH_MAX]; /* its pptpd.conf */
+static int pppd_deaf;            /* the next stand-in pppd ignores SIGTERM */
 
 static int
 no_reload(void *arg, char *err, size_t errlen)
@@ -110,16 +112,18 @@ ip(const char *s)
 	return a.s_addr;
 }
 
-/* A CALL_START with the connection, and the report channel if its flags
- * name it, as its descriptors. */
+/* A CALL_START with the connection, and the report channel's two ends
+ * (pppd's, the worker's) if its flags name it, as its descriptors. */
 static struct mon_msg
 call_start(uint16_t id, const char *remote, uint16_t flags, int conn,
-    int report)
+    int report, int ours)
 {
 	struct mon_msg m = { .type = MON_CALL_START };
 	m.fds[m.nfds++] = conn;
-	if (flags & MON_CALL_REPORTS)
+	if (flags & MON_CALL_REPORTS) {
 		m.fds[m.nfds++] = report;
+		m.fds[m.nfds++] = ours;
+	}
 	m.u.call_start.call_id = id;
 	m.u.call_start.peer_call_id = 7;
 	m.u.call_start.flags = flags;
@@ -148,7 +152,8 @@ started(uint16_t id, const char *remote, int *conn, int *c, int u[2])
 {
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 	*conn = conn_1723(c);
-	struct mon_msg m = call_start(id, remote, MON_CALL_REPORTS, *conn, u[1]);
+	struct mon_msg m = call_start(id, remote, MON_CALL_REPORTS, *conn, u[1],
+	    u[0]);
 	struct mon_msg a = ask(&m);
 	assert_int_equal(a.type, MON_CALL_STARTED);
 	return a;
@@ -178,7 +183,10 @@ setup(void **state)
 
 	snprintf(path, sizeof(path), "%s/pppd", tmpdir);
 	FILE *f = fopen(path, "w");
-	fprintf(f, "#!/bin/sh\nexec sleep 30\n");
+	/* Deaf: only its line's hangup (SIGHUP, to the session whose
+	 * controlling terminal it is) or SIGKILL ends it. */
+	fprintf(f, "#!/bin/sh\n%sexec sleep 30\n", pppd_deaf ? "trap '' TERM\n" :
+	    "");
 	fclose(f);
 	chmod(path, 0755);
 	snprintf(conf_path, sizeof(conf_path), "%s/pptpd.conf", tmpdir);
@@ -275,7 +283,15 @@ teardown(void **state)
 	conf_free(&conf);
 	kernel_path = 0;
 	conf_ipv6 = 0;
+	pppd_deaf = 0;
 	return 0;
+}
+
+static int
+setup_deaf(void **state)
+{
+	pppd_deaf = 1;
+	return setup(state);
 }
 
 static void
@@ -365,7 +381,7 @@ test_bad_descriptors_refused(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 
 	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
-	    pp[0], u[0]);
+	    pp[0], u[0], u[1]);
 	start_refused(&m, "the connection is not a TCP/IPv4 connection");
 
 	int other = conn_other(&c, &l);
@@ -383,23 +399,31 @@ test_bad_descriptors_refused(void **state)
 	start_refused(&m, "the report channel is not a unix seqpacket socket");
 	close(dg[0]);
 	close(dg[1]);
-	m = call_start(0x1234, "198.19.0.10", 0, conn, -1);
+	m = call_start(0x1234, "198.19.0.10", 0, conn, -1, -1);
 	start_refused(&m, "report channel not as configured (noplugin)");
 	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_KERNEL,
-	    conn, u[0]);
+	    conn, u[0], u[1]);
 	start_refused(&m, "the kernel path is not this server's");
 	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS | MON_CALL_IPV6,
-	    conn, u[0]);
+	    conn, u[0], u[1]);
 	start_refused(&m, "IPv6 is not configured");
-	m = call_start(0x1234, "198.19.0.99", MON_CALL_REPORTS, conn, u[0]);
+	m = call_start(0x1234, "198.19.0.99", MON_CALL_REPORTS, conn, u[0], u[1]);
 	start_refused(&m, "the remote address is not the pool's, or is taken");
-	m = call_start(0x1234, "0.0.0.0", MON_CALL_REPORTS, conn, u[0]);
+	m = call_start(0x1234, "0.0.0.0", MON_CALL_REPORTS, conn, u[0], u[1]);
 	start_refused(&m, "no address from the pool");
 	/* pppd would put the local address on its interface: only the
 	 * pool's pair of the remote one will do */
-	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS, conn, u[0]);
+	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS, conn, u[0], u[1]);
 	m.u.call_start.local_ip = ip("8.8.8.8");
 	start_refused(&m, "the local address is not the pool's pair of the remote");
+	m.u.call_start.local_ip = ip("198.19.0.1");
+	m.fds[2] = pp[1];   /* a pipe for the worker's end (answered only: the
+	                       log's burst of 10 went to the cases above) */
+	struct mon_msg r = ask(&m);
+	assert_int_equal(r.type, MON_CALL_REFUSED);
+	assert_string_equal(r.u.call_refused.reason,
+	    "the report channel is not a unix seqpacket socket");
+	m.fds[2] = u[1];
 
 	/* None of it took anything: no descriptor kept (the monitor closes
 	 * a request's just after its answer), the address and the Call ID
@@ -432,10 +456,10 @@ test_kernel_channel_is_the_monitors(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u), 0);
 
 	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
-	    conn, u[1]);
+	    conn, u[1], u[0]);
 	start_refused(&m, "the engine path is not this server's");
 	m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS |
-	    MON_CALL_KERNEL, conn, u[1]);
+	    MON_CALL_KERNEL, conn, u[1], u[0]);
 	struct mon_msg a = ask(&m);
 	if (datapath_kernel_probe() != 0) {
 		assert_int_equal(a.type, MON_CALL_REFUSED);
@@ -509,7 +533,7 @@ test_call_lifecycle(void **state)
 	int c, u[2], conn;
 	struct mon_msg a = started(0x1234, "198.19.0.10", &conn, &c, u);
 	struct mon_msg m = call_start(0x1234, "198.19.0.10", MON_CALL_REPORTS,
-	    conn, u[1]);   /* the same start again, below */
+	    conn, u[1], u[0]);   /* the same start again, below */
 	assert_int_equal(a.u.call_started.call_id, 0x1234);
 	assert_int_equal(a.nfds, 1);   /* the pty master */
 	pid_t pppd = (pid_t)a.u.call_started.pid;
@@ -760,10 +784,12 @@ test_address_moves(void **state)
 	/* .11 is the call's now: a start there is refused; .10 is free */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, u2), 0);
 	conn2 = conn_1723(&c2);
-	m = call_start(0x3333, "198.19.0.11", MON_CALL_REPORTS, conn2, u2[1]);
+	m = call_start(0x3333, "198.19.0.11", MON_CALL_REPORTS, conn2, u2[1],
+	    u2[0]);
 	m.u.call_start.local_ip = ip("198.19.0.1");
 	start_refused(&m, "the remote address is not the pool's, or is taken");
-	m = call_start(0x3333, "198.19.0.10", MON_CALL_REPORTS, conn2, u2[1]);
+	m = call_start(0x3333, "198.19.0.10", MON_CALL_REPORTS, conn2, u2[1],
+	    u2[0]);
 	struct mon_msg a2 = ask(&m);
 	assert_int_equal(a2.type, MON_CALL_STARTED);
 	/* and the first call cannot take the second's */
@@ -777,24 +803,150 @@ test_address_moves(void **state)
 	close(conn2); close(c2); close(u2[0]); close(u2[1]);
 }
 
+/* Does process `pid` have a descriptor open on the same file as our `fd`
+ * (a socket or a pty: its /proc link names the inode)? */
+static int
+holds_same(pid_t pid, int fd)
+{
+	char p[64], want[64] = "", link[64];
+	struct dirent *e;
+	int found = 0;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	assert_true(readlink(p, want, sizeof(want) - 1) > 0);
+	snprintf(p, sizeof(p), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(p);
+	assert_non_null(d);
+	while (!found && (e = readdir(d)) != NULL) {
+		char q[320];
+		ssize_t n;
+		snprintf(q, sizeof(q), "%s/%s", p, e->d_name);
+		if (e->d_name[0] == '.' ||
+		    (n = readlink(q, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[n] = '\0';
+		found = strcmp(link, want) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The stand-in pppd `pid` has run its script (a deaf one ignores SIGTERM
+ * from then on): it is `sleep` now. */
+static void
+stand_in_ready(pid_t pid)
+{
+	char comm[32];
+	proc_comm(pid, comm, sizeof(comm));
+	for (int i = 0; i < 200 && strcmp(comm, "sleep") != 0; i++) {
+		usleep(10000);
+		proc_comm(pid, comm, sizeof(comm));
+	}
+	assert_string_equal(comm, "sleep");
+}
+
+/* Is a byte, or the end of the stream, waiting on `fd` within `ms`? */
+static int
+readable(int fd, int ms)
+{
+	struct pollfd pf = { fd, POLLIN | POLLRDHUP, 0 };
+	return poll(&pf, 1, ms) == 1;
+}
+
+/* What a session lives on is held by the monitor too, from its start to
+ * its reap: the control connection, the worker's end of the report
+ * channel and the pty master. The worker's copies gone, the client's TCP
+ * connection stays up and pppd keeps its line (a worker can die under a
+ * session); a hang-up that cuts the line reaches pppd through the
+ * monitor's copy. (The stand-in pppd ignores SIGTERM: only the hangup
+ * ends it.) */
+static void
+test_session_held_by_monitor(void **state)
+{
+	int c, u[2], conn;
+	struct mon_msg hello = { .type = MON_HELLO };
+	hello = ask(&hello);
+	int fds0 = proc_fds(monitor_pid);
+	struct mon_msg a = started(0x2222, "198.19.0.11", &conn, &c, u);
+	pid_t pppd = (pid_t)a.u.call_started.pid;
+	int pty = a.fds[0];
+	stand_in_ready(pppd);
+
+	assert_true(holds_same(monitor_pid, conn));
+	assert_true(holds_same(monitor_pid, u[0]));   /* the worker's end */
+	assert_true(holds_same(monitor_pid, pty));
+	assert_int_equal(proc_fds(monitor_pid), fds0 + 3);
+
+	/* the worker's copies go: nothing ends */
+	close(conn);
+	close(pty);
+	close(u[0]);
+	assert_false(readable(c, 300));
+	assert_int_equal(kill(pppd, 0), 0);
+
+	/* a clean hang-up (SIGTERM) keeps the line: this pppd ignores it */
+	struct mon_msg h = { .type = MON_CALL_HANGUP };
+	h.u.call_hangup.call_id = 0x2222;
+	h.u.call_hangup.how = MON_HANGUP_CLEAN;
+	a = ask(&h);
+	assert_int_equal(a.u.result.status, MON_OK);
+	struct pollfd pf = { sock, POLLIN, 0 };
+	assert_int_equal(poll(&pf, 1, 300), 0);   /* no exit */
+
+	/* cut: the monitor's copy goes, pppd's line hangs up */
+	h.u.call_hangup.how = MON_HANGUP_CUT;
+	a = ask(&h);
+	assert_int_equal(a.u.result.status, MON_OK);
+	const char *why = NULL;
+	assert_int_equal(mon_recv(sock, &a, &why), 1);
+	assert_int_equal(a.type, MON_CHILD_EXIT);
+	assert_int_equal((pid_t)a.u.child_exit.pid, pppd);
+	assert_true(WIFSIGNALED(a.u.child_exit.status));
+	assert_int_equal(WTERMSIG(a.u.child_exit.status), SIGHUP);
+
+	/* reaped: every copy closed, the client hears its connection end */
+	for (int i = 0; i < 100 && proc_fds(monitor_pid) != fds0; i++)
+		usleep(10000);
+	assert_int_equal(proc_fds(monitor_pid), fds0);
+	assert_true(readable(c, 1000));
+	char b;
+	assert_int_equal(read(c, &b, 1), 0);
+	close(c); close(u[1]);
+}
+
 /* The worker killed: what it left of the sessions is ended, the monitor
- * exits 1 with a line that says why. */
+ * exits 1 with a line that says why. The line hangs up at once (the
+ * monitor's copies go): this stand-in pppd, deaf to SIGTERM, ends then,
+ * not at the grace's SIGKILL 5 s later. */
 static void
 test_worker_killed_ends_sessions(void **state)
 {
 	int c, u[2], st, conn;
 	struct mon_msg a = started(0x2222, "198.19.0.11", &conn, &c, u);
 	pid_t pppd = (pid_t)a.u.call_started.pid;
-	int pty = a.fds[0];   /* held: see test_call_lifecycle */
+	int pty = a.fds[0];
+	stand_in_ready(pppd);
+	/* its copies go with it */
+	close(pty);
+	close(conn);
+	close(u[0]);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	kill(worker_pid, SIGKILL);
 	assert_int_equal(waitpid(monitor_pid, &st, 0), monitor_pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 3);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 1);
 	assert_true(log_contains("was killed by signal 9: ending 1 sessions"));
 	assert_int_equal(kill(pppd, 0), -1);   /* ended and reaped */
+	/* the monitor's copy of the connection went too: the client hears
+	 * the end */
+	assert_true(readable(c, 1000));
+	char b;
+	assert_int_equal(read(c, &b, 1), 0);
 	monitor_pid = worker_pid = -1;
-	close(pty);
-	close(conn); close(c); close(u[0]); close(u[1]);
+	close(c); close(u[1]);
 }
 
 int
@@ -836,8 +988,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_notify_relayed, setup_notify,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_session_held_by_monitor,
+		    setup_deaf, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_killed_ends_sessions,
-		    setup, teardown),
+		    setup_deaf, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_files, setup,
 		    teardown),
 	};
