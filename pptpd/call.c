@@ -36,6 +36,7 @@
 #include "pptpd/mss.h"
 #include "pptpd/nd.h"
 #include "gre/gre.h"
+#include "proto/journal.h"
 #include "proto/msg.h"
 #include "pptpd/pool.h"
 #include "pptpd/pool6.h"
@@ -91,6 +92,40 @@ call_pick_id(struct calls *s, uint16_t *id)
 }
 
 static void call_report(void *arg, const char *data, size_t len);
+
+/* The call's record in the journal (proto/journal.h), written whole from
+ * what it holds now; nothing without a journal. */
+static void
+call_journal(const struct call *c)
+{
+	void *j = c->calls->journal;
+	struct journal_rec r;
+
+	/* (a call reaped already has its record cleared and its ID free) */
+	if (j == NULL || !call_id_taken(c->calls, c->id))
+		return;
+	memset(&r, 0, sizeof(r));
+	r.state = JOURNAL_LIVE;
+	r.call_id = c->id;
+	r.peer_call_id = c->peer_id;
+	r.flags = (c->kernel ? JOURNAL_F_KERNEL : 0) |
+	    (c->has_prefix6 ? JOURNAL_F_PREFIX6 : 0);
+	r.pid = (uint32_t)c->pid;
+	r.local_ip = c->local_ip.s_addr;
+	r.remote_ip = c->remote_ip.s_addr;
+	r.started_ms = c->started_ms;
+	r.up_ms = c->up_ms;
+	r.rate_down = c->rate_down;
+	r.rate_up = c->rate_up;
+	memcpy(r.prefix6, &c->prefix6, sizeof(r.prefix6));
+	snprintf(r.mppe, sizeof(r.mppe), "%s", c->mppe);
+	snprintf(r.user, sizeof(r.user), "%s", c->user);
+	snprintf(r.acct_session_id, sizeof(r.acct_session_id), "%s",
+	    c->acct_session_id);
+	snprintf(r.ifname, sizeof(r.ifname), "%s", c->ifname);
+	snprintf(r.rate_src, sizeof(r.rate_src), "%s", c->rate_src);
+	journal_rec_set(j, &r);
+}
 static void call_signal(struct call *c, int sig);
 static void call_signal_cut(struct call *c, int sig, int cut);
 
@@ -312,6 +347,7 @@ call_started(struct calls *s, struct call *c)
 {
 	c->started_ms = loop_now(s->loop);
 	c->state = CALL_ACTIVE;
+	call_journal(c);
 	TAILQ_INSERT_TAIL(&s->list, c, s_entry);
 	log_rl(&s->rl_call, loop_now(s->loop), LOG_INFO,
 	    "call %u/%u %s: started pppd %d for %s%s", c->id, c->peer_id,
@@ -536,6 +572,7 @@ call_set_rate(struct call *c, int has_down, uint64_t down, int has_up,
 	    c->id, c->peer_id, c->client_str, c->user[0] ? c->user : "-",
 	    c->rate_down || c->rate_up ? call_rate_str(c, r, sizeof(r)) :
 	    "unlimited", src, c->ifname[0] ? "" : ", set when IPCP is up");
+	call_journal(c);
 	return 0;
 }
 
@@ -855,6 +892,8 @@ call_finish(struct call *c)
 	if (s->pool != NULL && c->remote_ip.s_addr != INADDR_ANY)
 		pool_release(s->pool, c->remote_ip);
 	call_id_mark(s, c->id, 0);
+	if (s->journal != NULL)
+		journal_rec_clear(s->journal, c->id);
 	if (c->kernel)   /* pppd, and its channel socket, are gone */
 		gre_engine_ignore_call(s->gre, c->id, 0);
 	call_unguard(c, 1);
@@ -1560,4 +1599,5 @@ call_report(void *arg, const char *data, size_t len)
 	else if (strcmp(m.event, "down_done") == 0 ||
 	    strcmp(m.event, "exit") == 0 || strcmp(m.event, "up") == 0)
 		call_acct_stopped(c);
+	call_journal(c);
 }

@@ -100,6 +100,9 @@ struct calls {
 	/* Who starts and signals pppd: NULL, this process; else the
 	 * monitor, through its link (monlink.h, privsep). */
 	const struct pppd_runner *runner;
+	/* Under privsep, the journal the next worker reads (proto/journal.h):
+	 * each call's record is written when its facts change. NULL: none. */
+	void              *journal;
 	struct ratelimit   rl_call;   /* calls started and ended */
 	struct ratelimit  *rl_input;  /* rejected control input (ctrl.c's too) */
 	/* A call ended with these GRE counters (they leave with the call). */

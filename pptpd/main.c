@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -24,6 +25,7 @@
 #include "pptpd/monitor.h"
 #include "pptpd/monlink.h"
 #include "proto/ctl.h"
+#include "proto/journal.h"
 #include "proto/peers.h"
 #include "pptpd/pool.h"
 #include "pptpd/sandbox.h"
@@ -512,18 +514,26 @@ worker_monitor_gone(void *arg)
 	loop_stop(r->s->loop);
 }
 
-/* The monitor keeps stdio, its socket to the worker and the pid file:
- * the sockets the server opened are the worker's (a listener a reload
- * moved must stop accepting when the worker closes it), and syslog's is
- * opened again, so that its number can never come to name another file. */
+/* The monitor keeps stdio, its socket to the worker, the pid file and
+ * the journal: the sockets the server opened are the worker's (a
+ * listener a reload moved must stop accepting when the worker closes
+ * it), and syslog's is opened again, so that its number can never come
+ * to name another file. */
 static void
-monitor_close_others(int sock, int pid_fd, const struct reloader *r)
+monitor_close_others(int sock, int pid_fd, int journal, const struct reloader *r)
 {
-	int keep[2] = { sock < pid_fd ? sock : pid_fd, sock < pid_fd ? pid_fd : sock };
+	int keep[3] = { sock, pid_fd, journal };
 	unsigned from = 3;
 
+	for (int i = 0; i < 3; i++)   /* in order */
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
 	log_close();
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		if (keep[i] < 0)
 			continue;
 		if ((unsigned)keep[i] > from)
@@ -534,6 +544,29 @@ monitor_close_others(int sock, int pid_fd, const struct reloader *r)
 	log_open("pptpd", r->o->foreground, r->conf->debug);
 }
 
+/* The journal (proto/journal.h): a memfd mapped shared at *map, made
+ * before the first worker is forked, which inherits the mapping. Its
+ * descriptor, or -1 with err set. */
+static int
+privsep_journal(void **map, char *err, size_t errlen)
+{
+	int fd = memfd_create("pptpd-journal", MFD_CLOEXEC);
+
+	*map = MAP_FAILED;
+	if (fd >= 0 && ftruncate(fd, (off_t)journal_size()) == 0)
+		*map = mmap(NULL, journal_size(), PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, 0);
+	if (*map == MAP_FAILED) {
+		snprintf(err, errlen, "cannot make the sessions' journal: %s",
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	journal_init(*map);
+	return fd;
+}
+
 /* privsep yes: fork the worker, which returns 0 to run the server with
  * the link in r->ml; the monitor returns 1 with *rc its exit status. -1
  * with err set: neither could start. */
@@ -542,8 +575,11 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
     char *err, size_t errlen)
 {
 	sigset_t set;
-	int sv[2];
+	int sv[2], journal;
+	void *jmap;
 
+	if ((journal = privsep_journal(&jmap, err, errlen)) < 0)
+		return -1;
 	/* Held from here, so that neither side dies of a signal before it
 	 * reads them (the monitor's signalfd, the worker's loop). */
 	sigemptyset(&set);
@@ -553,6 +589,8 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "cannot make the monitor's socket: %s",
 		    strerror(errno));
+		munmap(jmap, journal_size());
+		close(journal);
 		return -1;
 	}
 	pid_t w = fork();
@@ -560,6 +598,8 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 		snprintf(err, errlen, "cannot fork the worker: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
+		munmap(jmap, journal_size());
+		close(journal);
 		return -1;
 	}
 	if (w > 0) {
@@ -567,16 +607,21 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 			.worker_uid = r->user.uid, .sock = sv[0],
 			.reload = monitor_reload, .files = monitor_files,
 			.reload_arg = r };
+		/* The monitor never reads the journal; it keeps the memfd for
+		 * a worker after this one (doc/design/privsep.md, step 3). */
+		munmap(jmap, journal_size());
 		server_datapath(r->s, &env.kernel_path, &env.guarded);
 		env.clamping = server_clamping(r->s);
 		env.shaping = server_shaping(r->s);
-		monitor_close_others(sv[0], *pid_fd, r);
+		monitor_close_others(sv[0], *pid_fd, journal, r);
 		log_msg(LOG_NOTICE, "monitor: the worker is pid %d", (int)w);
 		*rc = monitor_run(&env);
 		close(sv[0]);
+		close(journal);
 		return 1;
 	}
 	close(sv[0]);
+	close(journal);   /* the mapping stays */
 	/* The pid file is root's and the monitor's (its lock stays with the
 	 * monitor's copy): a worker that could write it could name the pid
 	 * root's tools signal. */
@@ -596,6 +641,7 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 	if ((r->ml = monlink_new(loop, sv[1], &ev, err, errlen)) == NULL)
 		return -1;
 	server_set_runner(r->s, monlink_runner(r->ml), monlink_notify, r->ml);
+	server_set_journal(r->s, jmap);
 	return 0;
 }
 

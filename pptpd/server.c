@@ -673,6 +673,12 @@ server_set_runner(struct server *s, const struct pppd_runner *runner,
 	notify_relay(&s->notify, relay, relay_arg);
 }
 
+void
+server_set_journal(struct server *s, void *journal)
+{
+	s->calls.journal = journal;
+}
+
 /* Cut off what a clean stop has not finished: pppd is killed, not
  * waited for (we exit; init reaps it). */
 static void

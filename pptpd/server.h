@@ -92,6 +92,9 @@ int server_shaping(const struct server *s);
 void server_monitor_reloaded(struct server *s);
 void server_set_runner(struct server *s, const struct pppd_runner *runner,
     notify_relay_fn relay, void *relay_arg);
+/* Under privsep: the journal mapped shared (proto/journal.h), where the
+ * calls leave their facts for the worker after this one. */
+void server_set_journal(struct server *s, void *journal);
 /* SIGUSR1: one log line with connections, calls and the pool. */
 void server_status(struct server *s);
 /* Listening and serving: systemd is told (notify.h). */

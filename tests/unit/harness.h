@@ -77,6 +77,35 @@ proc_comm(pid_t pid, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* Has process `pid` a descriptor whose /proc link is `link` (`exact`),
+ * or starts with it? 1 with its /proc path in `path`, or 0. */
+static inline int
+proc_fd_by_link(pid_t pid, const char *link, int exact, char *path,
+    size_t len)
+{
+	char dir[64], l[128];
+	struct dirent *e;
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		ssize_t n;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, len, "%s/%s", dir, e->d_name);
+		if ((n = readlink(path, l, sizeof(l) - 1)) <= 0)
+			continue;
+		l[n] = '\0';
+		found = exact ? strcmp(l, link) == 0 :
+		    strncmp(l, link, strlen(link)) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
 static inline int
 proc_fds(pid_t pid)
 {

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -38,6 +39,7 @@
 #include "pptpd/call.h"
 #include "pptpd/conf.h"
 #include "pptpd/log.h"
+#include "proto/journal.h"
 #include "proto/msg.h"
 #include "proto/packet.h"
 #include "pptpd/radius.h"
@@ -1427,6 +1429,79 @@ test_cdn_text_is_neutral(void **state)
 
 /* A user name is the peer's choice: a newline in it must not forge a log
  * line, an escape must not reach a terminal. */
+static int privsep_on(void);
+
+/* The daemon's journal (privsep: the monitor keeps its memfd), mapped
+ * read-only here; NULL when it has none. */
+static void *
+journal_map(void)
+{
+	char path[320];
+	void *map;
+
+	if (!proc_fd_by_link(daemon_pid, "/memfd:pptpd-journal", 0, path,
+	    sizeof(path)))
+		return NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	map = mmap(NULL, journal_size(), PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	return map;
+}
+
+/* Under privsep the worker leaves each session's facts in the journal
+ * for the worker after it (proto/journal.h): what the plugin reported
+ * is there while the call runs, and the record is free once pppd is
+ * reaped. Without privsep there is no journal. */
+static void
+test_journal_holds_the_session(void **state)
+{
+	struct pptp_msg r;
+	const char *why = NULL;
+	setenv("FAKE_PPPD_UP_USER", "alice", 1);
+	setenv("FAKE_PPPD_ACCT", "1", 1);
+	daemon_start("");
+	void *map = journal_map();
+	if (!privsep_on()) {
+		assert_null(map);
+		return;
+	}
+	assert_non_null(map);
+	assert_int_equal(journal_check(map, journal_size(), &why), 0);
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	uint16_t id = r.u.ocrp.call_id;
+	for (int i = 0; i < SESSION_WAIT_TICKS && !log_contains("session start"); i++)
+		usleep(10000);
+	const struct journal_rec *j = journal_rec(map, id);
+	for (int i = 0; i < 100 && j->up_ms == 0; i++) {
+		usleep(10000);
+		j = journal_rec(map, id);
+	}
+	assert_int_equal(journal_rec_check(j, id, &why), 0);
+	assert_int_equal(j->peer_call_id, 1);
+	assert_string_equal(j->user, "alice");
+	assert_string_equal(j->acct_session_id, "S-alice");
+	assert_string_equal(j->ifname, "ppp0");
+	assert_true(j->up_ms >= j->started_ms && j->started_ms > 0);
+	char args[PATH_MAX];
+	snprintf(args, sizeof(args), "%s/%u.args", tmpdir, j->pid);
+	assert_int_equal(access(args, F_OK), 0);   /* its pppd's pid */
+	struct in_addr a = { j->remote_ip };
+	assert_string_equal(inet_ntoa(a), "198.19.0.10");
+
+	stand_ins_kill();
+	wait_for(daemon_children, 0, 5000);
+	for (int i = 0; i < 100 && journal_rec(map, id)->state != JOURNAL_FREE; i++)
+		usleep(10000);
+	assert_int_equal(journal_rec_check(journal_rec(map, id), id, &why), -1);
+	assert_string_equal(why, "no live record");
+	munmap(map, journal_size());
+	close(s);
+}
+
 static void
 test_report_user_cleaned(void **state)
 {
@@ -3989,6 +4064,8 @@ main(void)
 		cmocka_unit_test(test_shutdown_bounded),
 		cmocka_unit_test_setup_teardown(test_cdn_text_is_neutral, setup, teardown),
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
+		cmocka_unit_test_teardown(test_journal_holds_the_session,
+		    teardown_quiet),
 		cmocka_unit_test_teardown(test_report_before_reap, teardown_quiet),
 		cmocka_unit_test_teardown(test_require_without_mppe_hung_up, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_not_interrupted, teardown_quiet),

@@ -808,27 +808,11 @@ test_address_moves(void **state)
 static int
 holds_same(pid_t pid, int fd)
 {
-	char p[64], want[64] = "", link[64];
-	struct dirent *e;
-	int found = 0;
+	char p[64], want[64] = "", path[320];
 
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 	assert_true(readlink(p, want, sizeof(want) - 1) > 0);
-	snprintf(p, sizeof(p), "/proc/%d/fd", (int)pid);
-	DIR *d = opendir(p);
-	assert_non_null(d);
-	while (!found && (e = readdir(d)) != NULL) {
-		char q[320];
-		ssize_t n;
-		snprintf(q, sizeof(q), "%s/%s", p, e->d_name);
-		if (e->d_name[0] == '.' ||
-		    (n = readlink(q, link, sizeof(link) - 1)) <= 0)
-			continue;
-		link[n] = '\0';
-		found = strcmp(link, want) == 0;
-	}
-	closedir(d);
-	return found;
+	return proc_fd_by_link(pid, want, 1, path, sizeof(path));
 }
 
 /* The stand-in pppd `pid` has run its script (a deaf one ignores SIGTERM
