@@ -381,6 +381,8 @@ struct reloader {
 	struct server     *s;
 	struct monlink    *ml;     /* privsep: the worker's monitor */
 	struct drop_user   user;   /* privsep: the worker's (privsep-user) */
+	struct server_facts facts; /* privsep: what the first startup learnt */
+	int                journal;   /* privsep, in the monitor: the memfd */
 	int                monitor_lost;
 	/* -c made absolute before daemon() leaves the working directory */
 	char               path[PATH_MAX];
@@ -567,6 +569,98 @@ privsep_journal(void **map, char *err, size_t errlen)
 	return fd;
 }
 
+/* The worker, still root, its server made: name it, drop to the
+ * worker's user under seccomp, and hand the server its monitor (on
+ * `sock`) and the journal. 0, or -1 with err set. */
+static int
+worker_begin(struct reloader *r, struct loop *loop, int sock, void *jmap,
+    char *err, size_t errlen)
+{
+	/* `ps -C pptpd-worker`; the monitor keeps the name systemd knows. */
+	prctl(PR_SET_NAME, "pptpd-worker");
+	/* Everything root had to open is open: the sockets (listener, raw
+	 * GRE and ICMPv6, DAE, metrics, pptpctl's). */
+	if (drop_privileges(&r->user, err, errlen) < 0 ||
+	    sandbox_enter(err, errlen) < 0)
+		return -1;
+	const struct monlink_events ev = { worker_pppd_exited,
+		worker_monitor_gone, r };
+	if ((r->ml = monlink_new(loop, sock, &ev, err, errlen)) == NULL)
+		return -1;
+	server_set_runner(r->s, monlink_runner(r->ml), monlink_notify, r->ml);
+	server_set_journal(r->s, jmap);
+	return 0;
+}
+
+static int serve(struct reloader *r, struct loop *loop);
+
+/* In the monitor's child: a worker after the first, made as the first
+ * was but with what the first startup learnt (server_new's `given`).
+ * Returns its exit status. */
+static int
+worker_again(struct reloader *r, int sock)
+{
+	char err[CONF_ERR_LEN + PATH_MAX];
+	struct loop *loop = NULL;
+	void *jmap;
+	int rc = EXIT_FAIL, started = 0;
+
+	/* Not the worker's: the monitor's signalfd, the pid file, the
+	 * sessions' copies. */
+	monitor_close_others(sock, -1, r->journal, r);
+	jmap = mmap(NULL, journal_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
+	    r->journal, 0);
+	close(r->journal);
+	if (jmap == MAP_FAILED)
+		snprintf(err, sizeof(err), "cannot map the sessions' journal: %s",
+		    strerror(errno));
+	else if ((loop = loop_new()) == NULL)
+		snprintf(err, sizeof(err), "cannot create the event loop: %s",
+		    strerror(errno));
+	else if ((r->s = server_new(r->conf, loop, r->user.uid, &r->facts, err,
+	    sizeof(err))) == NULL)
+		;
+	else if (worker_begin(r, loop, sock, jmap, err, sizeof(err)) < 0)
+		;
+	else {
+		r->s->reload = reload;
+		r->s->reload_arg = r;
+		started = 1;
+		rc = serve(r, loop);
+	}
+	if (!started)
+		log_msg(LOG_ERR, "worker: %s", err);
+	monlink_free(r->ml);
+	server_free(r->s);
+	if (loop != NULL)
+		loop_free(loop);
+	return rc;
+}
+
+/* The monitor's respawn (monitor.h): fork a worker on a new socketpair. */
+static pid_t
+worker_respawn(void *arg, int *sock)
+{
+	struct reloader *r = arg;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid_t w = fork();
+	if (w != 0) {
+		close(sv[1]);
+		if (w < 0)
+			close(sv[0]);
+		else
+			*sock = sv[0];
+		return w;
+	}
+	close(sv[0]);
+	r->ml = NULL;
+	r->s = NULL;
+	_exit(worker_again(r, sv[1]));
+}
+
 /* privsep yes: fork the worker, which returns 0 to run the server with
  * the link in r->ml; the monitor returns 1 with *rc its exit status. -1
  * with err set: neither could start. */
@@ -606,17 +700,19 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 		struct monitor_env env = { .conf = r->conf, .worker = w,
 			.worker_uid = r->user.uid, .sock = sv[0],
 			.reload = monitor_reload, .files = monitor_files,
-			.reload_arg = r };
+			.reload_arg = r, .respawn = worker_respawn };
 		/* The monitor never reads the journal; it keeps the memfd for
 		 * a worker after this one (doc/design/privsep.md, step 3). */
 		munmap(jmap, journal_size());
-		server_datapath(r->s, &env.kernel_path, &env.guarded);
-		env.clamping = server_clamping(r->s);
-		env.shaping = server_shaping(r->s);
+		server_facts(r->s, &r->facts);
+		env.kernel_path = r->facts.kernel_path;
+		env.guarded = r->facts.guarded;
+		env.clamping = r->facts.clamping;
+		env.shaping = r->facts.shaping;
+		r->journal = journal;
 		monitor_close_others(sv[0], *pid_fd, journal, r);
 		log_msg(LOG_NOTICE, "monitor: the worker is pid %d", (int)w);
-		*rc = monitor_run(&env);
-		close(sv[0]);
+		*rc = monitor_run(&env);   /* closes sv[0], or its successor */
 		close(journal);
 		return 1;
 	}
@@ -629,20 +725,7 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 		close(*pid_fd);
 		*pid_fd = -1;
 	}
-	/* `ps -C pptpd-worker`; the monitor keeps the name systemd knows. */
-	prctl(PR_SET_NAME, "pptpd-worker");
-	/* Everything root had to open is open: the sockets (listener, raw
-	 * GRE and ICMPv6, DAE, metrics, pptpctl's). */
-	if (drop_privileges(&r->user, err, errlen) < 0 ||
-	    sandbox_enter(err, errlen) < 0)
-		return -1;
-	const struct monlink_events ev = { worker_pppd_exited,
-		worker_monitor_gone, r };
-	if ((r->ml = monlink_new(loop, sv[1], &ev, err, errlen)) == NULL)
-		return -1;
-	server_set_runner(r->s, monlink_runner(r->ml), monlink_notify, r->ml);
-	server_set_journal(r->s, jmap);
-	return 0;
+	return worker_begin(r, loop, sv[1], jmap, err, errlen);
 }
 
 static void
@@ -666,6 +749,32 @@ on_signal(void *arg, int signo)
 		server_shutdown(s);
 		break;
 	}
+}
+
+/* Run r->s until SIGTERM (the worker's or the only process's loop).
+ * Returns the exit status. */
+static int
+serve(struct reloader *r, struct loop *loop)
+{
+	const struct conf *conf = r->conf;
+	int rc;
+
+	if (loop_signals(loop, daemon_sigs, DAEMON_NSIGS, on_signal, r->s) < 0) {
+		log_msg(LOG_ERR, "cannot set up signals: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	log_msg(LOG_NOTICE, "pptpd %s listening on %s:1723 (pool %s, max %d "
+	    "connections)", PPTPD_VERSION, inet_ntoa(conf->listen),
+	    conf->remoteip ? conf->remoteip : "none", conf->connections);
+	if (!conf->privsep)
+		log_msg(LOG_WARNING, "privsep no: one root process parses "
+		    "what the network sends; for debugging only "
+		    "(pptpd.conf(5))");
+	/* Listening, and a SIGTERM now stops us cleanly. */
+	server_ready(r->s);
+	rc = loop_run(loop) < 0 || r->monitor_lost ? EXIT_FAIL : 0;
+	log_msg(LOG_NOTICE, "pptpd stopped");
+	return rc;
 }
 
 /* Start the server, run it until SIGTERM, stop it. Returns the exit status. */
@@ -697,7 +806,7 @@ run(struct conf *conf, const struct opts *o)
 	    (pid_fd = pidfile_lock(pidfile, err, sizeof(err))) < 0) {
 		reason = err;
 	} else if ((s = server_new(conf, loop, conf->privsep ?
-	    reloader.user.uid : geteuid(), err, sizeof(err))) == NULL) {
+	    reloader.user.uid : geteuid(), NULL, err, sizeof(err))) == NULL) {
 		reason = err;
 	} else if (!o->foreground && daemon(0, 0) < 0) {
 		snprintf(err, sizeof(err), "cannot daemonise: %s", strerror(errno));
@@ -732,27 +841,10 @@ run(struct conf *conf, const struct opts *o)
 		log_close();
 		_exit(rc);
 	}
-	if (reason == NULL) {
-		if (loop_signals(loop, daemon_sigs, DAEMON_NSIGS, on_signal, s) < 0) {
-			snprintf(err, sizeof(err), "cannot set up signals: %s", strerror(errno));
-			reason = err;
-		}
-	}
-	if (reason == NULL) {
-		log_msg(LOG_NOTICE, "pptpd %s listening on %s:1723 (pool %s, max %d "
-		    "connections)", PPTPD_VERSION, inet_ntoa(conf->listen),
-		    conf->remoteip ? conf->remoteip : "none", conf->connections);
-		if (!conf->privsep)
-			log_msg(LOG_WARNING, "privsep no: one root process parses "
-			    "what the network sends; for debugging only "
-			    "(pptpd.conf(5))");
-		/* Listening, and a SIGTERM now stops us cleanly. */
-		server_ready(s);
-		rc = loop_run(loop) < 0 || reloader.monitor_lost ? EXIT_FAIL : 0;
-		log_msg(LOG_NOTICE, "pptpd stopped");
-	} else {
+	if (reason == NULL)
+		rc = serve(&reloader, loop);
+	else
 		log_msg(LOG_ERR, "%s", reason);
-	}
 	monlink_free(reloader.ml);
 	server_free(s);
 	loop_free(loop);

@@ -69,6 +69,7 @@ struct mcall {
 	 * that it can outlive the worker (-1: none): the control connection,
 	 * the worker's end of the report channel, the pty master. */
 	int            conn, report, pty;
+	int            orphan;       /* its worker died: it is being ended */
 };
 
 struct monitor {
@@ -87,8 +88,12 @@ struct monitor {
 	int                mss_setting;   /* the tcp-mss-adjust it was made for */
 	struct mcall      *calls;
 	size_t             ncalls, cap;
-	uint64_t           grace_end;   /* 0: not ending */
+	uint64_t           grace_end;   /* 0: no orphan being ended */
 	int                sock_gone;   /* the worker's end hung up */
+	int                stopping;    /* told to stop: no new worker */
+	uint32_t           generation;  /* workers started */
+	uint64_t           respawned[MONITOR_RESPAWNS];   /* when (ms), a ring */
+	monitor_respawn_fn respawn;
 	struct ratelimit   rl;
 	struct ratelimit   rl_notify;   /* what goes to systemd, whatever the
 	                                 * worker asks (notify.h's promise) */
@@ -880,7 +885,7 @@ monitor_request(struct monitor *m)
 		monitor_result(m, r.seq, MON_ERR_REFUSED, "not a request");
 	} else if (r.type == MON_HELLO) {
 		struct mon_msg a = { .type = MON_WELCOME, .seq = r.seq };
-		a.u.welcome.generation = 1;
+		a.u.welcome.generation = m->generation;
 		monitor_send(m, &a);
 	} else if (r.type == MON_CALL_START) {
 		monitor_call_start(m, &r);
@@ -923,7 +928,7 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 			shaper_clear(m->shaper, c->shaped);
 		monitor_unroute6(m, c);
 		monitor_release(c, 1);
-		if (m->worker_status < 0) {
+		if (m->worker_status < 0 && !c->orphan) {
 			struct mon_msg e = { .type = MON_CHILD_EXIT };
 			e.u.child_exit.call_id = c->id;
 			e.u.child_exit.pid = (uint32_t)pid;
@@ -942,7 +947,53 @@ monitor_grace_ms(const struct monitor *m)
 	return ms > MONITOR_GRACE_MIN_MS ? ms : MONITOR_GRACE_MIN_MS;
 }
 
-/* The worker is gone: what it left of the sessions ends. */
+/* May a new worker replace the one that exited with `status`? Not when
+ * it stopped as told, and not more than MONITOR_RESPAWNS times in
+ * MONITOR_RESPAWN_S seconds (a worker that dies at once would loop). */
+static int
+monitor_may_respawn(struct monitor *m, int status)
+{
+	uint64_t now = monitor_now(), *oldest = &m->respawned[m->generation %
+	    MONITOR_RESPAWNS];
+
+	if (m->respawn == NULL || m->stopping ||
+	    (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		return 0;
+	if (*oldest != 0 && now - *oldest < MONITOR_RESPAWN_S * 1000ULL) {
+		log_msg(LOG_ERR, "monitor: the worker died %d times in %d s: "
+		    "stopping", MONITOR_RESPAWNS, MONITOR_RESPAWN_S);
+		return 0;
+	}
+	*oldest = now;
+	return 1;
+}
+
+/* A new worker on a new socket; the old socket goes. 0, or -1 (logged). */
+static int
+monitor_respawn(struct monitor *m)
+{
+	int sock;
+	pid_t w = m->respawn(m->reload_arg, &sock);
+
+	if (w < 0) {
+		log_msg(LOG_ERR, "monitor: cannot start a new worker: %s",
+		    strerror(errno));
+		return -1;
+	}
+	close(m->sock);
+	m->sock = sock;
+	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
+	m->worker = w;
+	m->worker_status = -1;
+	m->sock_gone = 0;
+	m->generation++;
+	log_msg(LOG_NOTICE, "monitor: the worker is pid %d (worker %u)",
+	    (int)w, m->generation);
+	return 0;
+}
+
+/* The worker is gone: what it left of the sessions ends (a new worker
+ * does not take them over yet), and a new worker starts if it may. */
 static void
 monitor_worker_exited(struct monitor *m, int status)
 {
@@ -960,9 +1011,27 @@ monitor_worker_exited(struct monitor *m, int status)
 	 * copies: the line hangs up, the client's connection closes. */
 	for (size_t i = 0; i < m->ncalls; i++) {
 		monitor_release(&m->calls[i], 1);
+		m->calls[i].orphan = 1;
 		kill(m->calls[i].pid, SIGTERM);
 	}
-	m->grace_end = monitor_now() + monitor_grace_ms(m);
+	if (m->ncalls > 0)
+		m->grace_end = monitor_now() + monitor_grace_ms(m);
+	if (monitor_may_respawn(m, status))
+		monitor_respawn(m);
+}
+
+/* The grace is over: the orphans left get SIGKILL, and another grace
+ * while any is not reaped yet. */
+static void
+monitor_grace_over(struct monitor *m, uint64_t now)
+{
+	int left = 0;
+	for (size_t i = 0; i < m->ncalls; i++)
+		if (m->calls[i].orphan) {
+			kill(m->calls[i].pid, SIGKILL);
+			left = 1;
+		}
+	m->grace_end = left ? now + monitor_grace_ms(m) : 0;
 }
 
 static void
@@ -989,6 +1058,8 @@ monitor_signal(struct monitor *m)
 		}
 		/* SIGTERM, SIGINT, SIGHUP, SIGUSR1: the worker's to act on (a
 		 * reload reaches the monitor from it, as ADMIN). */
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			m->stopping = 1;
 		if (m->worker_status < 0)
 			monitor_kill_worker(m, (int)si.ssi_signo);
 	}
@@ -1028,7 +1099,8 @@ monitor_run(const struct monitor_env *env)
 	struct monitor m = { .conf = env->conf, .worker = worker,
 		.worker_uid = env->worker_uid, .worker_status = -1,
 		.sock = sock, .reload = env->reload, .files = env->files,
-		.reload_arg = env->reload_arg, .kernel_path = env->kernel_path };
+		.reload_arg = env->reload_arg, .kernel_path = env->kernel_path,
+		.respawn = env->respawn, .generation = 1 };
 	sigset_t set;
 
 	ratelimit_init(&m.rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
@@ -1061,12 +1133,9 @@ monitor_run(const struct monitor_env *env)
 		int timeout = -1;
 		if (m.grace_end != 0) {
 			uint64_t now = monitor_now();
-			if (now >= m.grace_end) {
-				for (size_t i = 0; i < m.ncalls; i++)
-					kill(m.calls[i].pid, SIGKILL);
-				m.grace_end = now + monitor_grace_ms(&m);
-			}
-			timeout = (int)(m.grace_end - now);
+			if (now >= m.grace_end)
+				monitor_grace_over(&m, now);
+			timeout = m.grace_end != 0 ? (int)(m.grace_end - now) : -1;
 		}
 		if (poll(p, 2, timeout) < 0 && errno != EINTR)
 			break;
@@ -1080,6 +1149,7 @@ monitor_run(const struct monitor_env *env)
 			m.sock_gone = 1;
 	}
 	close(m.sigfd);
+	close(m.sock);
 	kguard_close(m.guard);
 	mss_close(m.mss);   /* after the calls: their elements go with it */
 	shaper_close(m.shaper);

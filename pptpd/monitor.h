@@ -15,8 +15,14 @@
  * the call's own ppp interface; the
  * worker still runs as root and does the rest. When the worker
  * exits, the monitor ends the sessions it has left (SIGTERM, then SIGKILL
- * after a grace) and exits with the worker's status (1 when it was killed).
+ * after a grace). A worker that died (killed, or a non-zero exit) while
+ * the monitor was not stopping is replaced by a new one (`respawn`), at
+ * most MONITOR_RESPAWNS times in MONITOR_RESPAWN_S seconds; otherwise the
+ * monitor exits with the worker's status (1 when it was killed) once the
+ * sessions are reaped.
  */
+#define MONITOR_RESPAWNS    5
+#define MONITOR_RESPAWN_S   60
 #ifndef PPTPD_MONITOR_H
 #define PPTPD_MONITOR_H
 
@@ -35,6 +41,11 @@ typedef int (*monitor_reload_fn)(void *arg, char *err, size_t errlen);
 typedef int (*monitor_files_fn)(void *arg, struct fileset *fs, char *err,
     size_t errlen);
 
+/* Fork a new worker (the last one died): its pid, with *sock the
+ * monitor's end of its socketpair; -1 when it cannot be forked. The child
+ * never returns. */
+typedef pid_t (*monitor_respawn_fn)(void *arg, int *sock);
+
 /* What the monitor is handed when the worker is forked. */
 struct monitor_env {
 	const struct conf *conf;    /* read at each request (a reload changes
@@ -44,7 +55,8 @@ struct monitor_env {
 	                                    the monitor signals it as that
 	                                    user (monitor.c) */
 	int                sock;    /* to the worker: one end of a
-	                               SOCK_SEQPACKET socketpair */
+	                               SOCK_SEQPACKET socketpair; the
+	                               monitor's from here (it closes it) */
 	int                kernel_path;   /* startup chose the kernel's PPTP
 	                                     channel (datapath.h) */
 	int                guarded;       /* ... with its GRE guard, which
@@ -56,7 +68,9 @@ struct monitor_env {
 	                                     control's netlink socket */
 	monitor_reload_fn  reload;
 	monitor_files_fn   files;      /* RELOAD_FILES */
-	void              *reload_arg; /* both's */
+	void              *reload_arg; /* both's, and respawn's */
+	/* NULL: a dead worker ends the monitor (after its sessions) */
+	monitor_respawn_fn respawn;
 };
 
 /* Run the monitor until its worker has exited and every pppd is reaped.

@@ -305,6 +305,22 @@ server_mss_open(struct server *s, const struct conf *conf)
 		    MSS_TABLE);
 }
 
+/* Startup: open the clamping table and the rates' socket, to keep them
+ * or (privsep) to learn that they can be had. */
+static void
+server_learn(struct server *s, const struct conf *conf)
+{
+	char why[128];
+
+	server_mss_open(s, conf);
+	/* Per-user rates (the plugin's): without the socket a session with
+	 * one is logged unlimited, the server still serves. */
+	if ((s->calls.shaper = shaper_open(why, sizeof(why))) == NULL)
+		log_msg(LOG_WARNING, "rate limits cannot be set: %s", why);
+	if (conf->privsep)
+		server_hand_over(s);
+}
+
 static void server_check_stopped(struct server *s);
 
 /* systemd hears the counts as they are now (notify.h). */
@@ -480,9 +496,20 @@ server_acct_new(struct server *s, const struct conf *conf, struct acct **out,
 	return 0;
 }
 
+/* A later worker's: the facts as the first startup learnt them, nothing
+ * opened (see server_new). */
+static void
+server_take_facts(struct server *s, const struct server_facts *f)
+{
+	s->calls.kernel_path = f->kernel_path;
+	s->calls.guard_by_runner = f->guarded;
+	s->calls.mss_by_runner = f->clamping;
+	s->calls.shape_by_runner = f->shaping;
+}
+
 struct server *
 server_new(const struct conf *conf, struct loop *loop, uid_t listen_owner,
-    char *err, size_t errlen)
+    const struct server_facts *given, char *err, size_t errlen)
 {
 	struct server *s = calloc(1, sizeof(*s));
 	if (s == NULL) {
@@ -529,8 +556,10 @@ server_new(const struct conf *conf, struct loop *loop, uid_t listen_owner,
 	}
 	struct loop_hook hook = { server_gre_deadline, server_gre_timers, s };
 	loop_set_hook(loop, &hook);
-	if ((s->calls.kernel_path = datapath_choose(conf->datapath, conf->noplugin,
-	    &s->calls.guard, err, errlen)) < 0)
+	if (given != NULL)
+		server_take_facts(s, given);
+	else if ((s->calls.kernel_path = datapath_choose(conf->datapath,
+	    conf->noplugin, &s->calls.guard, err, errlen)) < 0)
 		goto fail;
 	/* On the kernel path (fixed until restart) every call's GRE is the
 	 * kernel's, and the raw socket would wake us for a copy of each packet
@@ -540,14 +569,8 @@ server_new(const struct conf *conf, struct loop *loop, uid_t listen_owner,
 		log_msg(LOG_WARNING, "gre: cannot filter the raw socket on the "
 		    "kernel data path (%s): it drops the kernel's copies itself",
 		    strerror(errno));
-	server_mss_open(s, conf);
-	/* Per-user rates (the plugin's): without the socket a session with
-	 * one is logged unlimited, the server still serves. */
-	char why[128];
-	if ((s->calls.shaper = shaper_open(why, sizeof(why))) == NULL)
-		log_msg(LOG_WARNING, "rate limits cannot be set: %s", why);
-	if (conf->privsep)
-		server_hand_over(s);
+	if (given == NULL)
+		server_learn(s, conf);
 	if (server_pool6_new(conf->ipv6_pool, &s->calls.pool6, err, errlen) < 0)
 		goto fail;
 	/* Under privsep the worker, unprivileged, cannot open the raw ICMPv6
@@ -636,23 +659,14 @@ server_reap(struct server *s)
 }
 
 void
-server_datapath(const struct server *s, int *kernel_path, int *guarded)
+server_facts(const struct server *s, struct server_facts *f)
 {
-	*kernel_path = s->calls.kernel_path;
-	*guarded = s->calls.guard_by_runner;
+	f->kernel_path = s->calls.kernel_path;
+	f->guarded = s->calls.guard_by_runner;
+	f->clamping = s->calls.mss_by_runner;
+	f->shaping = s->calls.shape_by_runner;
 }
 
-int
-server_clamping(const struct server *s)
-{
-	return s->calls.mss_by_runner;
-}
-
-int
-server_shaping(const struct server *s)
-{
-	return s->calls.shape_by_runner;
-}
 
 void
 server_monitor_reloaded(struct server *s)

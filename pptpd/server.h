@@ -54,12 +54,25 @@ struct server {
 	void              *reload_arg;
 };
 
+/* What the first startup learnt by opening them, under privsep handed
+ * to the monitor, which keeps its own (and to every later worker): the
+ * kernel's PPTP channel chosen, with its GRE guard; the TCP MSS clamping
+ * table made; the rates' netlink socket opened. */
+struct server_facts {
+	int kernel_path, guarded, clamping, shaping;
+};
+
 /* `listen_owner`: the user who will bind `listen`'s next addresses at a
  * reload (the worker's under privsep, else ours). The first listener is
  * made as that user too, so the two can share port 1723 for the moment
- * of a move (SO_REUSEPORT shares only between one user's sockets). */
+ * of a move (SO_REUSEPORT shares only between one user's sockets).
+ * `given`: NULL at startup, which opens the guard, the table and the
+ * socket to learn the facts; a worker the monitor starts after the first
+ * is given them instead (opening them again would make the monitor's
+ * anew, under its live sessions). */
 struct server *server_new(const struct conf *conf, struct loop *loop,
-    uid_t listen_owner, char *err, size_t errlen);
+    uid_t listen_owner, const struct server_facts *given, char *err,
+    size_t errlen);
 /* SIGTERM: stop accepting, stop every connection cleanly (ctrl_stop: each
  * call hung up with a Call-Disconnect-Notify, then a
  * Stop-Control-Connection-Request), and stop the loop once every
@@ -80,13 +93,9 @@ void server_child_exited(struct server *s, uint16_t call_id, pid_t pid,
  * it learnt they can be had), and systemd is told through `relay` (the
  * monitor is the unit's main pid). */
 struct pppd_runner;
-/* What startup chose: the kernel's PPTP channel, and with its guard. */
-void server_datapath(const struct server *s, int *kernel_path, int *guarded);
-/* Startup made the TCP MSS clamping table (the monitor makes its own). */
-int server_clamping(const struct server *s);
-/* Startup could open the netlink socket for rates (the monitor opens its
- * own). */
-int server_shaping(const struct server *s);
+/* What startup learnt (the monitor makes its own guard, table and
+ * socket from it). */
+void server_facts(const struct server *s, struct server_facts *f);
 /* Under privsep: the monitor has reloaded too (or tried): the sessions'
  * interfaces go back into its clamping table if tcp-mss-adjust changed. */
 void server_monitor_reloaded(struct server *s);

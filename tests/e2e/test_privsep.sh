@@ -14,7 +14,8 @@
 # pppd is the monitor's child, not the worker's; pptpctl and a reload work
 # through the worker; a kill ends the session and leaves no pppd or zombie;
 # SIGTERM stops both cleanly (exit 0, the pid file gone); when the worker
-# is killed the monitor ends what it left and exits 1 with the reason.
+# is killed the monitor ends what it left, says why, and starts a new
+# worker that takes new sessions.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -171,7 +172,7 @@ if [ "$DATAPATH" = kernel ]; then
 	check "SIGTERM: the monitor detached the GRE guard" test "$(guard_state)" = detached
 fi
 
-# ---- the worker killed: the monitor ends what it left, exits 1
+# ---- the worker killed: the monitor ends what it left, a new worker serves
 rm -f "$E2E_DIR/server.pid"
 server_start "$PPTPD"
 mon=$(server_pid)
@@ -180,16 +181,33 @@ ip=$(client_up c3 alice "$(user_pass alice)")
 kid=$(server_pppds | head -n 1)
 cpid=$(client_pid c3)
 kill -KILL "$worker"
-check "worker killed: the monitor exits" wait_gone "$mon" 150
-wait "$mon" 2>/dev/null && rc=0 || rc=$?
-check "worker killed: exit status 1 (got $rc)" test "$rc" = 1
+# new_worker: the monitor's worker is another process now
+new_worker() { w2=$(server_worker); [ -n "$w2" ] && [ "$w2" != "$worker" ] && [ "$w2" != "$mon" ]; }
+w2=
+check "worker killed: the monitor starts a new worker" eval 'for _ in $(seq 100); do new_worker && break; e2e_sleep 0.1; done; new_worker'
+check "worker killed: the monitor (pid $mon) runs on" proc_alive "$mon"
 assert_log_contains "$E2E_SERVER_LOG" "monitor: the worker \(pid $worker\) was killed by signal 9: ending 1 sessions" \
 	"the monitor says the worker was killed and how many sessions it ends"
+assert_log_contains "$E2E_SERVER_LOG" "monitor: the worker is pid $w2 \(worker 2\)" \
+	"the monitor logs its new worker's pid"
+check "worker killed: the new worker runs under seccomp as the pptpd user" \
+	eval 'test "$(status_field "$w2" Seccomp)" = 2 && test "$(status_field "$w2" CapEff)" = 0000000000000000'
 check "worker killed: the session's pppd is ended, not left behind" \
-	eval '! proc_alive '"$kid"
+	wait_gone "$kid" 150
 check "worker killed: alice's client sees the session end" wait_gone "$cpid" 150
 if [ "$DATAPATH" = kernel ]; then
-	check "worker killed: the monitor detached the GRE guard" test "$(guard_state)" = detached
+	check "worker killed: the GRE guard stays attached (the monitor's)" test "$(guard_state)" = attached
+fi
+for _ in $(seq 50); do [ "$(server_children)" -eq 0 ] && break; e2e_sleep 0.2; done
+ip=$(client_up c4 alice "$(user_pass alice)")
+assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "the new worker takes a new session that passes traffic"
+kill -TERM "$mon"
+check "then SIGTERM: the monitor exits" wait_gone "$mon" 150
+wait "$mon" 2>/dev/null && rc=0 || rc=$?
+check "then SIGTERM: exit status 0 (got $rc)" test "$rc" = 0
+check "then SIGTERM: the new worker is gone too" eval '! proc_alive '"$w2"
+if [ "$DATAPATH" = kernel ]; then
+	check "then SIGTERM: the monitor detached the GRE guard" test "$(guard_state)" = detached
 fi
 rm -f "$E2E_DIR/server.pid"
 

@@ -357,9 +357,8 @@ phase() {
 	kill_main
 }
 
-# killed NAME LABEL [OPTION...|--worker]: the unit started, alice dialed
-# in as NAME, then `systemctl kill -s KILL [OPTION...] pptpd` (--worker:
-# SIGKILL to pptpd's worker alone, KWORKER); the unit must restart and
+# killed NAME LABEL [OPTION...]: the unit started, alice dialed
+# in as NAME, then `systemctl kill -s KILL [OPTION...] pptpd`; the unit must restart and
 # the server's pppd ($SPPPD) end. KCPID: the client's pppd.
 killed() {
 	local name=$1 label=$2 pid0 n0
@@ -370,13 +369,7 @@ killed() {
 	fi
 	dial "$name"
 	KCPID=$(client_pid "$name") pid0=$(main_pid) n0=$(prop NRestarts)
-	if [ "${1:-}" = --worker ]; then
-		KWORKER=$(worker_pid)
-		check "$label: pptpd's worker found (${KWORKER:-none})" test -n "$KWORKER"
-		[ -n "$KWORKER" ] && kill -KILL "$KWORKER"
-	else
-		systemctl kill -s KILL "$@" "$UNIT"
-	fi
+	systemctl kill -s KILL "$@" "$UNIT"
 	check "$label: the unit restarted (pid $pid0 -> $(restarted "$pid0" "$n0"; main_pid))" \
 		test "$(prop ActiveState)" = active -a "$(main_pid)" != "$pid0"
 	check "$label: pppd $SPPPD is gone" gone "$SPPPD" 30
@@ -429,10 +422,36 @@ kill_all() {
 
 # kill_worker DP: pptpd's worker SIGKILLed (a crash of the process that
 # parses what the network sends; privsep, as shipped): the monitor ends
-# the session cleanly and exits 1, and systemd restarts the unit.
+# the session cleanly and starts a new worker; the unit does not restart
+# (its main pid, the monitor, lives on) and the new worker takes a new
+# session.
 kill_worker() {
+	local pid0 n0 w2 i wf
 	unit_afresh "$1" "pptpd-worker SIGKILLed"
-	killed "w-$DP" "worker killed" --worker || return 0
+	if ! systemctl start "$UNIT"; then
+		tap_not_ok "worker killed: systemctl start pptpd"
+		return 0
+	fi
+	dial "w-$DP"
+	KCPID=$(client_pid "w-$DP") pid0=$(main_pid) n0=$(prop NRestarts)
+	KWORKER=$(worker_pid)
+	check "worker killed: pptpd's worker found (${KWORKER:-none})" test -n "$KWORKER"
+	[ -n "$KWORKER" ] || return 0
+	kill -KILL "$KWORKER"
+	for ((i = 0; i < 100; i++)); do
+		w2=$(worker_pid)
+		[ -n "$w2" ] && [ "$w2" != "$KWORKER" ] && break
+		e2e_sleep 0.1
+	done
+	check "worker killed: a new worker runs (${w2:-none}, was $KWORKER)" \
+		test -n "$w2" -a "$w2" != "$KWORKER"
+	check "worker killed: the unit did not restart (main pid $pid0, NRestarts $n0)" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$pid0" -a "$(prop NRestarts)" = "$n0"
+	wf=$(worker_facts)
+	check "worker killed: the new worker runs as pptpd, CapEff 0, seccomp on: '$wf'" \
+		grep -Eq '^pptpd 0+ 2$' <<<"$wf"
+	check "worker killed: pppd $SPPPD is gone" gone "$SPPPD" 30
+	jsync
 	check "worker killed: the monitor said so" \
 		jhas "monitor: the worker \(pid $KWORKER\) was killed by signal 9: ending 1 sessions"
 	check "worker killed: pppd $SPPPD ended cleanly: it logged its Exit" jhas "pppd\[$SPPPD\]: Exit\."
@@ -441,7 +460,7 @@ kill_worker() {
 	check "worker killed: FreeRADIUS got its Accounting-Stop ($SID)" acct 15 Stop "$SID"
 	check "worker killed: the client's pppd ended" gone "$KCPID" 30
 	dial "w2-$DP"
-	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "worker killed: the restarted pptpd takes a new session"
+	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "worker killed: the new worker takes a new session"
 	client_down "w2-$DP"
 }
 

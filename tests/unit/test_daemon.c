@@ -39,6 +39,7 @@
 #include "pptpd/call.h"
 #include "pptpd/conf.h"
 #include "pptpd/log.h"
+#include "pptpd/monitor.h"
 #include "proto/journal.h"
 #include "proto/msg.h"
 #include "proto/packet.h"
@@ -1500,6 +1501,96 @@ test_journal_holds_the_session(void **state)
 	assert_string_equal(why, "no live record");
 	munmap(map, journal_size());
 	close(s);
+}
+
+/* A worker other than `not`, within `ms`: its pid, or the daemon's. */
+static pid_t
+new_worker(pid_t not, int ms)
+{
+	pid_t w = daemon_pid;
+	for (int i = 0; i < ms / 10; i++) {
+		w = server_pid();
+		if (w != not && w != daemon_pid)
+			break;
+		usleep(10000);
+	}
+	return w;
+}
+
+/* Under privsep a worker that dies is replaced: the monitor starts a new
+ * one, which serves new calls; the dead worker's sessions end (a new
+ * worker does not take them over yet), their client hears its
+ * connection close. Without privsep there is no worker to kill. */
+static void
+test_worker_killed_replaced(void **state)
+{
+	struct pptp_msg r;
+	char want[128];
+	daemon_start("");
+	pid_t w1 = server_pid();
+	if (!privsep_on()) {
+		assert_int_equal(w1, daemon_pid);
+		return;
+	}
+	assert_int_not_equal(w1, daemon_pid);
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(daemon_children, 1, 2000);
+
+	assert_int_equal(kill(w1, SIGKILL), 0);
+	pid_t w2 = new_worker(w1, 5000);
+	assert_int_not_equal(w2, w1);
+	assert_int_not_equal(w2, daemon_pid);
+	snprintf(want, sizeof(want), "monitor: the worker (pid %d) was killed by "
+	    "signal 9: ending 1 sessions", (int)w1);
+	assert_true(log_contains(want));
+	snprintf(want, sizeof(want), "monitor: the worker is pid %d (worker 2)",
+	    (int)w2);
+	assert_true(log_contains(want));
+	assert_true(pns_closed(s, 5000));   /* its session ended */
+	close(s);
+	wait_for(daemon_children, 0, 8000);
+
+	/* the new worker serves */
+	s = pns_start();
+	pns_call(s, 2, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(daemon_children, 1, 2000);
+	close(s);
+	wait_for(daemon_children, 0, 8000);
+}
+
+/* A worker that keeps dying is not replaced for ever: the sixth death
+ * within a minute stops the daemon, exit status 1, with a line that says
+ * why. */
+static void
+test_worker_crash_loop_stops(void **state)
+{
+	int st = 0;
+	daemon_start("");
+	if (!privsep_on()) {
+		assert_int_equal(server_pid(), daemon_pid);
+		daemon_stop();
+		return;
+	}
+	pid_t w = server_pid();
+	for (int i = 0; i < MONITOR_RESPAWNS; i++) {
+		assert_int_equal(kill(w, SIGKILL), 0);
+		pid_t next = new_worker(w, 5000);
+		assert_int_not_equal(next, w);
+		assert_int_not_equal(next, daemon_pid);
+		w = next;
+	}
+	assert_int_equal(kill(w, SIGKILL), 0);
+	pid_t got = 0;
+	for (int i = 0; i < 500 && (got = waitpid(daemon_pid, &st, WNOHANG)) == 0; i++)
+		usleep(10000);
+	assert_int_equal(got, daemon_pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_true(log_contains("monitor: the worker died 5 times in 60 s: "
+	    "stopping"));
 }
 
 static void
@@ -4066,6 +4157,8 @@ main(void)
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
 		cmocka_unit_test_teardown(test_journal_holds_the_session,
 		    teardown_quiet),
+		cmocka_unit_test_teardown(test_worker_killed_replaced, teardown),
+		cmocka_unit_test(test_worker_crash_loop_stops),
 		cmocka_unit_test_teardown(test_report_before_reap, teardown_quiet),
 		cmocka_unit_test_teardown(test_require_without_mppe_hung_up, teardown_quiet),
 		cmocka_unit_test_teardown(test_accounting_stop_not_interrupted, teardown_quiet),
