@@ -594,8 +594,28 @@ worker_begin(struct reloader *r, struct loop *loop, int sock, void *jmap,
 
 static int serve(struct reloader *r, struct loop *loop);
 
+/* The monitor's copy of the configuration, made the worker's: the
+ * monitor reads radius-config-file without looking its names up (it must
+ * not wait on DNS), so it is read again here, in the child, as a start
+ * reads it; and nofile_fit's cut of `connections` is made again. 0, or
+ * -1 with err set. */
+static int
+worker_conf(struct conf *c, char *err, size_t errlen)
+{
+	char why[CONF_ERR_LEN];
+
+	if (c->has_radcfg && c->radcfg.unresolved &&
+	    radcfg_load(c->radius_config_file, NULL, 0, &c->radcfg, why,
+	    sizeof(why)) < 0) {
+		snprintf(err, errlen, "radius-config-file: %s", why);
+		return -1;
+	}
+	return nofile_fit(c, err, errlen);
+}
+
 /* In the monitor's child: a worker after the first, made as the first
- * was but with what the first startup learnt (server_new's `given`).
+ * was but with what the first startup learnt (server_new's `given`) and
+ * the configuration the monitor holds (the last one the worker took).
  * Returns its exit status. */
 static int
 worker_again(struct reloader *r, int sock)
@@ -617,6 +637,8 @@ worker_again(struct reloader *r, int sock)
 	else if ((loop = loop_new()) == NULL)
 		snprintf(err, sizeof(err), "cannot create the event loop: %s",
 		    strerror(errno));
+	else if (worker_conf(r->conf, err, sizeof(err)) < 0)
+		;
 	else if ((r->s = server_new(r->conf, loop, r->user.uid, &r->facts, err,
 	    sizeof(err))) == NULL)
 		;

@@ -70,6 +70,7 @@ struct mcall {
 	 * the worker's end of the report channel, the pty master. */
 	int            conn, report, pty;
 	int            orphan;       /* its worker died: it is being ended */
+	uint64_t       kill_at;      /* ... SIGKILL then (ms) */
 };
 
 struct monitor {
@@ -88,7 +89,7 @@ struct monitor {
 	int                mss_setting;   /* the tcp-mss-adjust it was made for */
 	struct mcall      *calls;
 	size_t             ncalls, cap;
-	uint64_t           grace_end;   /* 0: no orphan being ended */
+	uint64_t           grace_end;   /* the next orphan's SIGKILL; 0: none */
 	int                sock_gone;   /* the worker's end hung up */
 	int                stopping;    /* told to stop: no new worker */
 	uint32_t           generation;  /* workers started */
@@ -961,7 +962,7 @@ monitor_may_respawn(struct monitor *m, int status)
 		return 0;
 	if (*oldest != 0 && now - *oldest < MONITOR_RESPAWN_S * 1000ULL) {
 		log_msg(LOG_ERR, "monitor: the worker died %d times in %d s: "
-		    "stopping", MONITOR_RESPAWNS, MONITOR_RESPAWN_S);
+		    "stopping", MONITOR_RESPAWNS + 1, MONITOR_RESPAWN_S);
 		return 0;
 	}
 	*oldest = now;
@@ -1009,29 +1010,39 @@ monitor_worker_exited(struct monitor *m, int status)
 	/* Until a new worker can take them over (the design's next step),
 	 * the sessions end as they did when the worker held the only
 	 * copies: the line hangs up, the client's connection closes. */
+	uint64_t kill_at = monitor_now() + monitor_grace_ms(m);
 	for (size_t i = 0; i < m->ncalls; i++) {
-		monitor_release(&m->calls[i], 1);
-		m->calls[i].orphan = 1;
-		kill(m->calls[i].pid, SIGTERM);
+		struct mcall *c = &m->calls[i];
+		monitor_release(c, 1);
+		if (!c->orphan)   /* an earlier death's keep their grace */
+			c->kill_at = kill_at;
+		c->orphan = 1;
+		kill(c->pid, SIGTERM);
 	}
-	if (m->ncalls > 0)
-		m->grace_end = monitor_now() + monitor_grace_ms(m);
+	if (m->ncalls > 0 && (m->grace_end == 0 || kill_at < m->grace_end))
+		m->grace_end = kill_at;
 	if (monitor_may_respawn(m, status))
 		monitor_respawn(m);
 }
 
-/* The grace is over: the orphans left get SIGKILL, and another grace
- * while any is not reaped yet. */
+/* A grace is over: the orphans whose grace it was get SIGKILL (and
+ * another grace, should SIGKILL not be enough before the reap); the next
+ * deadline is the soonest left. */
 static void
 monitor_grace_over(struct monitor *m, uint64_t now)
 {
-	int left = 0;
-	for (size_t i = 0; i < m->ncalls; i++)
-		if (m->calls[i].orphan) {
-			kill(m->calls[i].pid, SIGKILL);
-			left = 1;
+	m->grace_end = 0;
+	for (size_t i = 0; i < m->ncalls; i++) {
+		struct mcall *c = &m->calls[i];
+		if (!c->orphan)
+			continue;
+		if (c->kill_at <= now) {
+			kill(c->pid, SIGKILL);
+			c->kill_at = now + monitor_grace_ms(m);
 		}
-	m->grace_end = left ? now + monitor_grace_ms(m) : 0;
+		if (m->grace_end == 0 || c->kill_at < m->grace_end)
+			m->grace_end = c->kill_at;
+	}
 }
 
 static void
@@ -1120,6 +1131,7 @@ monitor_run(const struct monitor_env *env)
 		waitpid(worker, NULL, 0);
 		if (m.sigfd >= 0)
 			close(m.sigfd);
+		close(sock);
 		return 1;
 	}
 	monitor_pool_build(&m);
@@ -1139,8 +1151,11 @@ monitor_run(const struct monitor_env *env)
 		}
 		if (poll(p, 2, timeout) < 0 && errno != EINTR)
 			break;
+		uint32_t generation = m.generation;
 		if (p[0].revents & POLLIN)
 			monitor_signal(&m);
+		if (m.generation != generation)
+			continue;   /* p[1] was the old worker's socket */
 		/* What the worker sent before it hung up is answered first;
 		 * then its exit follows (SIGCHLD). */
 		if ((p[1].revents & POLLIN) && monitor_request(&m) != 0)

@@ -497,13 +497,15 @@ server_acct_new(struct server *s, const struct conf *conf, struct acct **out,
 }
 
 /* A later worker's: the facts as the first startup learnt them, nothing
- * opened (see server_new). */
+ * opened (see server_new); clamping as the configuration now says, as a
+ * reload asks for it (the monitor answers "off" when it has no table). */
 static void
 server_take_facts(struct server *s, const struct server_facts *f)
 {
 	s->calls.kernel_path = f->kernel_path;
 	s->calls.guard_by_runner = f->guarded;
-	s->calls.mss_by_runner = f->clamping;
+	s->calls.mss_by_runner = s->conf->tcp_mss_adjust != CONF_MSS_OFF &&
+	    !s->conf->noplugin;
 	s->calls.shape_by_runner = f->shaping;
 }
 

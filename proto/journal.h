@@ -30,7 +30,10 @@
  *   32-bit store); when pppd has been reaped it makes a FREE record
  *   current. A worker killed in the middle of a write leaves the record
  *   before it current, whole: the next worker may miss the last change,
- *   never read half of one.
+ *   never read half of one. A dead worker's records stay LIVE after the
+ *   monitor has reaped their pppd (no one frees them): a record is read
+ *   only for a Call ID the monitor hands back, which it does only for a
+ *   pppd it still has; a new call with that ID writes it anew.
  */
 #ifndef PROTO_JOURNAL_H
 #define PROTO_JOURNAL_H
