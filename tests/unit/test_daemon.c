@@ -1561,6 +1561,44 @@ test_worker_killed_replaced(void **state)
 	wait_for(daemon_children, 0, 8000);
 }
 
+static void reload_by_signal(void);
+
+/* A new worker clamps as the configuration now says, not as at the
+ * first startup: tcp-mss-adjust off at the start, turned on by a reload,
+ * then the worker killed; the new worker's session asks the monitor to
+ * clamp its interface (here the monitor refuses: the fake pppd's ppp0 is
+ * no ppp interface in this namespace, and says so in the worker's log).
+ * Without privsep there is no worker to kill. */
+static void
+test_worker_replaced_clamps_as_reloaded(void **state)
+{
+	struct pptp_msg r;
+	setenv("FAKE_PPPD_UP_USER", "alice", 1);
+	daemon_start("tcp-mss-adjust no\n");
+	pid_t w1 = server_pid();
+	if (!privsep_on()) {
+		assert_int_equal(w1, daemon_pid);
+		return;
+	}
+	write_conf("tcp-mss-adjust yes\n");
+	reload_by_signal();
+	assert_false(log_contains("reload refused"));
+	assert_int_equal(kill(w1, SIGKILL), 0);
+	pid_t w2 = new_worker(w1, 5000);
+	assert_int_not_equal(w2, w1);
+	assert_int_not_equal(w2, daemon_pid);
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	for (int i = 0; i < SESSION_WAIT_TICKS && !log_contains("session start"); i++)
+		usleep(10000);
+	for (int i = 0; i < 200 && !log_contains("TCP MSS not clamped on ppp0"); i++)
+		usleep(10000);
+	assert_true(log_contains("user alice: TCP MSS not clamped on ppp0: the "
+	    "monitor refused it"));
+	close(s);
+}
+
 /* A worker that keeps dying is not replaced for ever: the sixth death
  * within a minute stops the daemon, exit status 1, with a line that says
  * why. (Its teardown stops a daemon a failed assertion left running.) */
@@ -4171,6 +4209,8 @@ main(void)
 		cmocka_unit_test_teardown(test_journal_holds_the_session,
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_worker_killed_replaced, teardown),
+		cmocka_unit_test_teardown(test_worker_replaced_clamps_as_reloaded,
+		    teardown_quiet),
 		cmocka_unit_test_teardown(test_worker_crash_loop_stops,
 		    teardown_gone),
 		cmocka_unit_test_teardown(test_report_before_reap, teardown_quiet),
