@@ -521,19 +521,19 @@ worker_monitor_gone(void *arg)
  * listener a reload moved must stop accepting when the worker closes
  * it), and syslog's is opened again, so that its number can never come
  * to name another file. */
+static int
+fd_cmp(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
 static void
 monitor_close_others(int sock, int pid_fd, int journal, const struct reloader *r)
 {
 	int keep[3] = { sock, pid_fd, journal };
 	unsigned from = 3;
 
-	for (int i = 0; i < 3; i++)   /* in order */
-		for (int j = i + 1; j < 3; j++)
-			if (keep[j] < keep[i]) {
-				int t = keep[i];
-				keep[i] = keep[j];
-				keep[j] = t;
-			}
+	qsort(keep, 3, sizeof(keep[0]), fd_cmp);   /* closed between, in order */
 	log_close();
 	for (int i = 0; i < 3; i++) {
 		if (keep[i] < 0)

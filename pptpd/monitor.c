@@ -243,13 +243,12 @@ monitor_start_check(struct monitor *m, const struct mon_msg *r,
 	if ((why = monitor_conn_check(r->fds[0], &in->client, &in->self)) != NULL)
 		return why;
 	in->reports = !!(flags & MON_CALL_REPORTS);
-	/* The worker's end of the report channel comes after pppd's: the
-	 * monitor only holds it. */
 	in->kernel = !!(flags & MON_CALL_KERNEL);
 	in->ipv6 = !!(flags & MON_CALL_IPV6);
 	if (in->reports != !conf->noplugin)
 		return "report channel not as configured (noplugin)";
 	if (in->reports) {
+		/* pppd's end, then the worker's, which the monitor only holds */
 		*report = r->fds[i++];
 		for (unsigned end = i - 1; end <= i; end++)
 			if (monitor_sockopt(r->fds[end], SO_DOMAIN) != AF_UNIX ||
@@ -327,17 +326,22 @@ monitor_unguard(struct monitor *m, const struct mcall *c, int report)
 		kguard_stats_log(&st, c->id, c->peer_id, c->client);
 }
 
-/* Close the copies held for call `c`: its pty master only (`all` 0: the
- * worker cut the line), or everything. */
+/* Close a held copy (-1: none). */
 static void
-monitor_release(struct mcall *c, int all)
+monitor_unhold(int *fd)
 {
-	int *fds[] = { &c->pty, &c->conn, &c->report };
-	for (size_t i = 0; i < (all ? 3 : 1); i++)
-		if (*fds[i] >= 0) {
-			close(*fds[i]);
-			*fds[i] = -1;
-		}
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Close every copy held for call `c`. */
+static void
+monitor_release(struct mcall *c)
+{
+	monitor_unhold(&c->pty);
+	monitor_unhold(&c->conn);
+	monitor_unhold(&c->report);
 }
 
 /* Copies of the call's connection and of the worker's report end (the
@@ -349,7 +353,7 @@ monitor_hold(struct mcall *c, const struct mon_msg *r, const char **why)
 	if (c->conn >= 0 && r->nfds == 3)
 		c->report = fcntl(r->fds[2], F_DUPFD_CLOEXEC, 0);
 	if (c->conn < 0 || (r->nfds == 3 && c->report < 0)) {
-		monitor_release(c, 1);
+		monitor_release(c);
 		*why = "out of descriptors";
 		return -1;
 	}
@@ -398,7 +402,7 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 	c.client = in.client;
 	c.guarded = guarded;
 	if (pid < 0) {
-		monitor_release(&c, 1);
+		monitor_release(&c);
 		monitor_unguard(m, &c, 0);
 		if (!refused && m->pool != NULL)
 			pool_release(m->pool, in.remote);
@@ -438,7 +442,7 @@ monitor_call_hangup(struct monitor *m, const struct mon_msg *r)
 	}
 	/* pppd sees its line hang up only at the last close of the master */
 	if (r->u.call_hangup.how == MON_HANGUP_CUT)
-		monitor_release(c, 0);
+		monitor_unhold(&c->pty);
 	kill(c->pid, r->u.call_hangup.how == MON_HANGUP_KILL ? SIGKILL : SIGTERM);
 	monitor_result(m, r->seq, MON_OK, "");
 }
@@ -928,7 +932,7 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 		if (c->shaped)
 			shaper_clear(m->shaper, c->shaped);
 		monitor_unroute6(m, c);
-		monitor_release(c, 1);
+		monitor_release(c);
 		if (m->worker_status < 0 && !c->orphan) {
 			struct mon_msg e = { .type = MON_CHILD_EXIT };
 			e.u.child_exit.call_id = c->id;
@@ -1013,7 +1017,7 @@ monitor_worker_exited(struct monitor *m, int status)
 	uint64_t kill_at = monitor_now() + monitor_grace_ms(m);
 	for (size_t i = 0; i < m->ncalls; i++) {
 		struct mcall *c = &m->calls[i];
-		monitor_release(c, 1);
+		monitor_release(c);
 		if (!c->orphan)   /* an earlier death's keep their grace */
 			c->kill_at = kill_at;
 		c->orphan = 1;

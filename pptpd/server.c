@@ -496,16 +496,23 @@ server_acct_new(struct server *s, const struct conf *conf, struct acct **out,
 	return 0;
 }
 
+/* Under privsep: does `c` ask the monitor to clamp? (It answers "off"
+ * when it has no table, and is not asked again.) */
+static int
+server_mss_by_runner(const struct conf *c)
+{
+	return c->tcp_mss_adjust != CONF_MSS_OFF && !c->noplugin;
+}
+
 /* A later worker's: the facts as the first startup learnt them, nothing
  * opened (see server_new); clamping as the configuration now says, as a
- * reload asks for it (the monitor answers "off" when it has no table). */
+ * reload does. */
 static void
 server_take_facts(struct server *s, const struct server_facts *f)
 {
 	s->calls.kernel_path = f->kernel_path;
 	s->calls.guard_by_runner = f->guarded;
-	s->calls.mss_by_runner = s->conf->tcp_mss_adjust != CONF_MSS_OFF &&
-	    !s->conf->noplugin;
+	s->calls.mss_by_runner = server_mss_by_runner(s->conf);
 	s->calls.shape_by_runner = f->shaping;
 }
 
@@ -889,8 +896,7 @@ server_mss_reload(struct server *s, const struct conf *next)
 		/* The runner's table is made anew at the monitor's reload,
 		 * which comes after this one: the sessions are put back in
 		 * it then (server_monitor_reloaded). */
-		s->calls.mss_by_runner = next->tcp_mss_adjust != CONF_MSS_OFF &&
-		    !next->noplugin;
+		s->calls.mss_by_runner = server_mss_by_runner(next);
 		s->mss_renew = 1;
 		return;
 	}
