@@ -91,6 +91,7 @@ struct gre_call {
 	int pty_held;             /* frames wait until pppd has written */
 	uint16_t peer_window, ack_threshold;
 	uint32_t tx_seq;          /* next sequence number to send */
+	uint32_t *tx_seq_mirror;  /* ... also stored there; NULL: not */
 	uint32_t peer_ack;        /* highest ack from the peer */
 	int peer_acked;
 	int tx_any;               /* a data packet has been sent */
@@ -572,6 +573,8 @@ static void pty_frame(void *arg, const uint8_t *frame, size_t len)
 		c->st.tx_over_window++;
 	h = gre_packet_build(hdr, c->peer_id, (uint16_t)len, 1, c->tx_seq++,
 	    ack, seq_rx_ack(&c->rx));
+	if (c->tx_seq_mirror != NULL)
+		*c->tx_seq_mirror = c->tx_seq;
 	memcpy(payload - h, hdr, h);
 	if (ack)
 		ack_sent(c);
@@ -1105,6 +1108,21 @@ void gre_call_set_local(struct gre_call *c, struct in_addr local)
 void gre_call_set_window(struct gre_call *c, uint16_t peer_window)
 {
 	c->peer_window = peer_window;
+}
+
+void gre_call_mirror_seq(struct gre_call *c, uint32_t *slot)
+{
+	c->tx_seq_mirror = slot;
+}
+
+void gre_call_resume(struct gre_call *c, uint32_t next)
+{
+	c->tx_seq = next;
+	if (next == 0)
+		return;   /* nothing was sent: a fresh start */
+	c->tx_any = 1;
+	c->peer_ack = next - 1;
+	c->peer_acked = 1;
 }
 
 void gre_call_set_recv_window(struct gre_call *c, uint16_t our_window)

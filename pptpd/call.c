@@ -113,6 +113,7 @@ call_journal(const struct call *c)
 	r.pid = (uint32_t)c->pid;
 	r.local_ip = c->local_ip.s_addr;
 	r.remote_ip = c->remote_ip.s_addr;
+	r.peer_window = c->peer_window;
 	r.started_ms = c->started_ms;
 	r.up_ms = c->up_ms;
 	r.rate_down = c->rate_down;
@@ -786,6 +787,38 @@ fail:
 	return NULL;
 }
 
+/* The engine path's GRE set up for the call's pty (`next`: the first
+ * sequence number to send, from the journal when the call is resumed),
+ * the sequence numbers mirrored to the journal, the pty watched. 0, or
+ * -1 with *reason set (c->gre NULL). */
+static int
+call_gre_watch(struct call *c, uint32_t next, const char **reason)
+{
+	struct calls *s = c->calls;
+	uint32_t *slot = s->journal != NULL ? journal_tx_seq(s->journal,
+	    c->id) : NULL;
+
+	if (c->gre == NULL) {
+		*reason = "cannot set up GRE for the call";
+		return -1;
+	}
+	gre_call_set_local(c->gre, c->conn.local);
+	gre_call_set_window(c->gre, c->peer_window);
+	gre_call_set_recv_window(c->gre, PPTPD_RECV_WINDOW);
+	gre_call_resume(c->gre, next);
+	if (slot != NULL)
+		*slot = next;
+	gre_call_mirror_seq(c->gre, slot);
+	if (loop_fd_add(s->loop, &c->pty_lf, c->pty, EPOLLIN, call_pty_ready,
+	    c) < 0) {
+		*reason = "cannot watch the pty";
+		gre_call_free(c->gre);
+		c->gre = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 struct call *
 call_new(struct calls *s, const struct call_conn *conn,
     struct client *client, const struct pptp_msg *ocrq, uint8_t *result,
@@ -806,6 +839,7 @@ call_new(struct calls *s, const struct call_conn *conn,
 	snprintf(c->client_str, sizeof(c->client_str), "%s", conn->peer_str);
 	c->stateless = -1;
 	c->peer_id = ocrq->u.ocrq.call_id;
+	c->peer_window = ocrq->u.ocrq.window;
 	c->pty = -1;
 	c->pty_lf.fd = -1;
 	facts_init(&c->facts);
@@ -824,19 +858,8 @@ call_new(struct calls *s, const struct call_conn *conn,
 		goto fail_pool;
 	call_hold(c);
 	c->gre = gre_call_new(s->gre, c->id, c->peer_id, c->peer, c->pty, c);
-	if (c->gre == NULL) {
-		*reason = "cannot set up GRE for the call";
+	if (call_gre_watch(c, 0, reason) < 0)
 		goto fail_pppd;
-	}
-	gre_call_set_local(c->gre, c->conn.local);
-	gre_call_set_window(c->gre, ocrq->u.ocrq.window);
-	gre_call_set_recv_window(c->gre, PPTPD_RECV_WINDOW);
-	if (loop_fd_add(s->loop, &c->pty_lf, c->pty, EPOLLIN, call_pty_ready, c) < 0) {
-		*reason = "cannot watch the pty";
-		gre_call_free(c->gre);
-		c->gre = NULL;
-		goto fail_pppd;
-	}
 	/* pppd throws away what the pty holds when it takes the line: the
 	 * client's first LCP request waits until pppd has written. */
 	gre_call_hold_pty(c->gre);
@@ -862,6 +885,156 @@ fail_pool:
 fail:
 	free(c);
 	return NULL;
+}
+
+/* What a journal record `rec` says of call `c` (checked), taken. */
+static void
+call_take_record(struct call *c, const struct journal_rec *rec)
+{
+	c->peer_window = rec->peer_window;
+	c->started_ms = rec->started_ms;
+	c->up_ms = rec->up_ms;
+	c->rate_down = rec->rate_down;
+	c->rate_up = rec->rate_up;
+	snprintf(c->mppe, sizeof(c->mppe), "%s", rec->mppe);
+	snprintf(c->user, sizeof(c->user), "%s", rec->user);
+	snprintf(c->acct_session_id, sizeof(c->acct_session_id), "%s",
+	    rec->acct_session_id);
+	snprintf(c->ifname, sizeof(c->ifname), "%s", rec->ifname);
+	snprintf(c->rate_src, sizeof(c->rate_src), "%s", rec->rate_src);
+}
+
+/* Does journal record `rec` (checked) describe the call the monitor
+ * handed back as `r`? NULL, or why not. */
+static const char *
+call_record_agrees(const struct pppd_resumed *r, const struct journal_rec *rec)
+{
+	if (rec->peer_call_id != r->peer_call_id)
+		return "the journal names another peer Call ID";
+	if (rec->pid != (uint32_t)r->pid)
+		return "the journal names another pppd";
+	if (rec->local_ip != r->local.s_addr || rec->remote_ip != r->remote.s_addr)
+		return "the journal names other tunnel addresses";
+	if (!!(rec->flags & JOURNAL_F_KERNEL) != r->kernel)
+		return "the journal names the other data path";
+	return NULL;
+}
+
+/* The addresses, /64 and Call ID a resumed call holds, taken from the
+ * pools (it held them under the worker that died). 0, or -1 with
+ * *reason set (nothing taken). */
+static int
+call_resume_take(struct call *c, const struct journal_rec *rec,
+    const char **reason)
+{
+	struct calls *s = c->calls;
+
+	if (call_id_taken(s, c->id)) {
+		*reason = "its Call ID is taken";
+		return -1;
+	}
+	if (s->pool != NULL && c->remote_ip.s_addr != INADDR_ANY &&
+	    pool_take(s->pool, c->remote_ip) < 0) {
+		*reason = "its address is not the pool's, or taken";
+		return -1;
+	}
+	call_id_mark(s, c->id, 1);
+	client_call_add(c->client);
+	if ((rec->flags & JOURNAL_F_PREFIX6) && s->pool6 != NULL &&
+	    s->nd != NULL) {
+		memcpy(&c->prefix6, rec->prefix6, sizeof(c->prefix6));
+		c->has_prefix6 = pool6_take(s->pool6, &c->prefix6) == 0;
+	}
+	return 0;
+}
+
+/* The session's state outside the call, made again: a session not up
+ * yet gets call-setup-timeout again; an up one its clamping and /64. */
+static void
+call_resume_session(struct call *c)
+{
+	struct calls *s = c->calls;
+
+	if (c->up_ms == 0) {
+		client_setup_add(c->client);
+		s->setups++;
+		c->in_setup = 1;
+		loop_timer_set(s->loop, &c->setup_timer,
+		    (uint64_t)s->conf->setup_timeout * 1000,
+		    call_setup_timeout, c);
+		return;
+	}
+	call_mss_add(c);
+	if (c->has_prefix6 && c->ifname[0] != '\0')
+		call_ipv6_route(c, c->ifname);
+}
+
+struct call *
+call_resume(struct calls *s, const struct call_conn *conn,
+    struct client *client, struct pppd_resumed *r, const char **reason)
+{
+	const struct journal_rec *rec;
+	struct call *c;
+
+	if (s->journal == NULL) {
+		*reason = "no journal";
+		return NULL;
+	}
+	rec = journal_rec(s->journal, r->call_id);
+	if (journal_rec_check(rec, r->call_id, reason) < 0 ||
+	    (*reason = call_record_agrees(r, rec)) != NULL)
+		return NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		*reason = "out of memory";
+		return NULL;
+	}
+	c->calls = s;
+	c->conn = *conn;
+	c->conn.peer_str = NULL;
+	c->client = client;
+	c->peer = conn->peer;
+	snprintf(c->client_str, sizeof(c->client_str), "%s", conn->peer_str);
+	c->stateless = -1;
+	c->id = r->call_id;
+	c->peer_id = r->peer_call_id;
+	c->pid = r->pid;
+	c->local_ip = r->local;
+	c->remote_ip = r->remote;
+	c->kernel = r->kernel;
+	c->pty = -1;
+	c->pty_lf.fd = -1;
+	facts_init(&c->facts);
+	call_take_record(c, rec);
+	uint32_t next = *journal_tx_seq(s->journal, c->id);
+	if (call_resume_take(c, rec, reason) < 0) {
+		free(c);
+		return NULL;
+	}
+	/* From here the call is the worker's: what fails ends it. */
+	c->state = CALL_ACTIVE;
+	TAILQ_INSERT_TAIL(&s->list, c, s_entry);
+	if (r->report >= 0 && facts_adopt(&c->facts, s->loop, call_report, c,
+	    r->report) < 0)
+		*reason = "cannot watch the report channel";
+	r->report = -1;
+	c->pty = r->pty;
+	r->pty = -1;
+	if (c->kernel)
+		gre_engine_ignore_call(s->gre, c->id, 1);
+	else if (*reason == NULL)
+		c->gre = gre_call_new(s->gre, c->id, c->peer_id, c->peer, c->pty,
+		    c), call_gre_watch(c, next, reason);
+	call_journal(c);
+	log_msg(LOG_NOTICE, "call %u/%u %s: resumed pppd %d for %s%s%s%s",
+	    c->id, c->peer_id, c->client_str, (int)c->pid,
+	    inet_ntoa(c->remote_ip), c->user[0] ? ", user " : "", c->user,
+	    c->kernel ? " (kernel data path)" : "");
+	if (*reason != NULL) {
+		call_end(c, PPTP_CDN_GENERAL_ERROR, *reason);
+		return c;
+	}
+	call_resume_session(c);
+	return c;
 }
 
 static void
@@ -1026,7 +1199,9 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 		    (unsigned long long)(loop_now(s->loop) - c->started_ms) / 1000,
 		    reason);
 	} else {
-		gre_call_stats(c->gre, &st);
+		/* (no GRE: a resumed call whose setup failed, call_resume) */
+		if (c->gre != NULL)
+			gre_call_stats(c->gre, &st);
 		s->ended(s->arg, &st);
 		call_log_ended(c, reason, &st);
 	}

@@ -147,6 +147,7 @@ struct call {
 	int               in_setup;
 	uint16_t          id;          /* ours, in the peer's GRE key */
 	uint16_t          peer_id;     /* the peer's */
+	uint16_t          peer_window; /* its receive window (OCRQ) */
 	struct in_addr    peer;
 	char              client_str[24];   /* "a.b.c.d:port" of its connection */
 	struct in_addr    local_ip, remote_ip;   /* the tunnel's */
@@ -208,6 +209,14 @@ struct call {
 /* Answer an OCRQ: allocate addresses and a Call ID, start pppd. On failure
  * returns NULL with the OCRP result and error codes set and a reason for
  * the log. The call counts against `client` until its pppd is reaped. */
+/* Call `r` that the monitor handed back after the worker that had it
+ * died (privsep), rebuilt from its journal record, which must agree with
+ * `r`: IDs, pppd, addresses, data path. Takes r's report and pty ends.
+ * The call, live, or ending if what it runs on could not be set up
+ * again; NULL with *reason set when it is not ours to take (the caller
+ * hangs it up). */
+struct call *call_resume(struct calls *s, const struct call_conn *conn,
+    struct client *client, struct pppd_resumed *r, const char **reason);
 struct call *call_new(struct calls *cs, const struct call_conn *conn,
     struct client *client, const struct pptp_msg *ocrq, uint8_t *result,
     uint8_t *error, const char **reason);

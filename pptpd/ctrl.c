@@ -515,12 +515,11 @@ ctrl_call_refusal(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
 static void ctrl_call_ended(void *arg, struct call *call, uint8_t result);
 static void ctrl_call_gone(void *arg, struct call *call);
 
-/* The call the OCRQ asked for, told what it needs of this connection. */
-static struct call *
-ctrl_call_new(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
-    uint8_t *error, const char **reason)
+/* What a call needs of this connection. */
+static struct call_conn
+ctrl_call_conn(struct ctrl *c)
 {
-	const struct call_conn conn = {
+	return (struct call_conn){
 		.arg = c,
 		.peer = c->peer.sin_addr,
 		.local = c->local.sin_addr,
@@ -529,6 +528,14 @@ ctrl_call_new(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
 		.ended = ctrl_call_ended,
 		.gone = ctrl_call_gone,
 	};
+}
+
+/* The call the OCRQ asked for, told what it needs of this connection. */
+static struct call *
+ctrl_call_new(struct ctrl *c, const struct pptp_msg *m, uint8_t *result,
+    uint8_t *error, const char **reason)
+{
+	const struct call_conn conn = ctrl_call_conn(c);
 	return call_new(c->ctrls->calls, &conn, c->client, m, result, error,
 	    reason);
 }
@@ -563,6 +570,39 @@ ctrl_on_ocrq(struct ctrl *c, const struct pptp_msg *m)
 	r.u.ocrp.window = PPTPD_RECV_WINDOW;
 	r.u.ocrp.delay = 0;
 	ctrl_send(c, &r);
+}
+
+struct ctrl *
+ctrl_resume(struct ctrls *s, int fd, const struct sockaddr_in *peer,
+    const struct sockaddr_in *local, struct client *client)
+{
+	struct ctrl *c = ctrl_new(s, fd, peer, local, client);
+
+	if (c == NULL)
+		return NULL;
+	c->state = CTRL_ESTABLISHED;
+	ctrl_idle_arm(c);
+	ctrl_echo_arm(c);
+	log_msg(LOG_INFO, "ctrl %s: taken over from the worker before", c->name);
+	return c;
+}
+
+struct call *
+ctrl_resume_call(struct ctrl *c, struct pppd_resumed *r, const char **reason)
+{
+	const struct call_conn conn = ctrl_call_conn(c);
+	struct call *call = call_resume(c->ctrls->calls, &conn, c->client, r,
+	    reason);
+
+	if (call == NULL)
+		return NULL;
+	TAILQ_INSERT_TAIL(&c->calls, call, c_entry);
+	c->ncalls++;
+	if (call_is_live(call)) {
+		c->nlive++;
+		ctrl_idle_disarm(c);
+	}
+	return call;
 }
 
 static void

@@ -20,6 +20,7 @@ struct calls;
 struct client;
 struct conf;
 struct loop;
+struct pppd_resumed;
 
 #define CTRL_ECHO_IDLE_MS     60000   /* idle this long -> Echo-Request */
 #define CTRL_ECHO_REPLY_MS    60000   /* no reply this long -> close */
@@ -66,6 +67,16 @@ void ctrls_init(struct ctrls *cs);
  * holds it until closed. */
 struct ctrl *ctrl_new(struct ctrls *cs, int fd, const struct sockaddr_in *peer,
     const struct sockaddr_in *local, struct client *client);
+/* A connection a worker before this one had established, handed back
+ * by the monitor with its calls (privsep): established, calls to follow
+ * with ctrl_resume_call. NULL: out of memory (fd not closed). */
+struct ctrl *ctrl_resume(struct ctrls *cs, int fd,
+    const struct sockaddr_in *peer, const struct sockaddr_in *local,
+    struct client *client);
+/* Call `r` of connection `c`, handed back (call_resume). NULL with
+ * *reason set when it is not taken. */
+struct call *ctrl_resume_call(struct ctrl *c, struct pppd_resumed *r,
+    const char **reason);
 /* Close now: live calls end without a word to the peer. */
 void ctrl_close(struct ctrl *c, const char *reason);
 /* Stop cleanly: hang up every live call (pppd ends its LCP giving the

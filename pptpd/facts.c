@@ -104,6 +104,25 @@ facts_open(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
 	return 0;
 }
 
+int
+facts_adopt(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
+    int fd)
+{
+	facts_init(f);
+	f->loop = loop;
+	f->fn = fn;
+	f->arg = arg;
+	f->fd = fd;
+	if (loop_fd_add(loop, &f->lf, fd, EPOLLIN, facts_ready, f) < 0) {
+		int err = errno;
+		close(fd);
+		facts_init(f);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
 void
 facts_close(struct facts *f)
 {

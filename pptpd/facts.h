@@ -42,6 +42,10 @@ void facts_init(struct facts *f);
  * -1 with errno set on failure (nothing left open). */
 int  facts_open(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
     int *pppd_fd);
+/* Watch `fd`, our end of a channel opened before (a worker that died
+ * had it: privsep's resume). 0, or -1 with errno set (fd closed). */
+int  facts_adopt(struct facts *f, struct loop *loop, facts_fn fn, void *arg,
+    int fd);
 /* Hand every report waiting on our end to fn now (pppd has exited: what it
  * sent before is all there; or the call is about to change state). Called
  * again from within fn, it returns at once: the outer call goes on. */

@@ -589,6 +589,10 @@ worker_begin(struct reloader *r, struct loop *loop, int sock, void *jmap,
 		return -1;
 	server_set_runner(r->s, monlink_runner(r->ml), monlink_notify, r->ml);
 	server_set_journal(r->s, jmap);
+	size_t n;
+	struct pppd_resumed *resumed = monlink_take_resumed(r->ml, &n);
+	server_resume(r->s, resumed, n);
+	free(resumed);
 	return 0;
 }
 

@@ -57,6 +57,7 @@
 struct mcall {
 	uint16_t       id, peer_id;
 	pid_t          pid;
+	struct in_addr local;        /* ours in the tunnel (INADDR_ANY: pppd's) */
 	struct in_addr remote;       /* INADDR_ANY: pppd picks */
 	struct in_addr client;       /* read from the control connection */
 	int            guarded;      /* in the GRE guard's map */
@@ -69,6 +70,9 @@ struct mcall {
 	 * that it can outlive the worker (-1: none): the control connection,
 	 * the worker's end of the report channel, the pty master. */
 	int            conn, report, pty;
+	uint16_t       flags;        /* CALL_START's MON_CALL_* */
+	int            handed;       /* the running worker has it (started it,
+	                              * or had it back with CALL_RESUME) */
 	int            orphan;       /* its worker died: it is being ended */
 	uint64_t       kill_at;      /* ... SIGKILL then (ms) */
 };
@@ -400,7 +404,10 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 	c.pid = pid;
 	c.remote = in.remote;
 	c.client = in.client;
+	c.local = in.local;
 	c.guarded = guarded;
+	c.flags = r->u.call_start.flags & MON_CALL_FLAGS;
+	c.handed = 1;
 	if (pid < 0) {
 		monitor_release(&c);
 		monitor_unguard(m, &c, 0);
@@ -867,6 +874,74 @@ monitor_reload_files(struct monitor *m, const struct mon_msg *r)
 	monitor_result(m, r->seq, status, monitor_text(text, err));
 }
 
+/* Room in the socket for `n` records with their descriptors: a unix
+ * socket counts a datagram's whole buffer (about a kilobyte here), and
+ * the default, about 200 of them, is fewer than a server's calls. Root
+ * may raise it past wmem_max (SO_SNDBUFFORCE); if it cannot, a worker
+ * that reads them as they come still gets them all. */
+static void
+monitor_room(struct monitor *m, size_t n)
+{
+	int want = (int)(n < (1U << 20) ? (n + 64) * 2048 : (1U << 30));
+	int have = 0;
+	socklen_t len = sizeof(have);
+
+	if (getsockopt(m->sock, SOL_SOCKET, SO_SNDBUF, &have, &len) == 0 &&
+	    have < want)
+		setsockopt(m->sock, SOL_SOCKET, SO_SNDBUFFORCE, &want,
+		    sizeof(want));
+}
+
+/* Call `c` handed back to a new worker (HELLO's `seq`): its IDs and
+ * addresses with copies of what it lives on. */
+static int
+monitor_resume(struct monitor *m, struct mcall *c, uint32_t seq)
+{
+	struct mon_msg a = { .type = MON_CALL_RESUME, .seq = seq };
+
+	a.u.call_resume.call_id = c->id;
+	a.u.call_resume.peer_call_id = c->peer_id;
+	a.u.call_resume.flags = c->flags & (c->report >= 0 ? MON_CALL_FLAGS :
+	    (uint16_t)~MON_CALL_REPORTS);
+	a.u.call_resume.pid = (uint32_t)c->pid;
+	a.u.call_resume.local_ip = c->local.s_addr;
+	a.u.call_resume.remote_ip = c->remote.s_addr;
+	a.fds[a.nfds++] = c->conn;
+	if (a.u.call_resume.flags & MON_CALL_REPORTS)
+		a.fds[a.nfds++] = c->report;
+	if (!(c->flags & MON_CALL_KERNEL))
+		a.fds[a.nfds++] = c->pty;
+	c->handed = 1;
+	return monitor_send(m, &a);
+}
+
+/* The answer to HELLO: the generation, and the calls a worker that died
+ * left, each handed back (privsep.md, "Step 3": the new worker checks
+ * each against its journal). */
+static void
+monitor_welcome(struct monitor *m, uint32_t seq)
+{
+	struct mon_msg a = { .type = MON_WELCOME, .seq = seq };
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->ncalls; i++)
+		n += !m->calls[i].handed && !m->calls[i].orphan;
+	a.u.welcome.generation = m->generation;
+	a.u.welcome.calls = (uint32_t)n;
+	if (n > 0)
+		monitor_room(m, n);
+	if (monitor_send(m, &a) < 0)
+		return;
+	for (size_t i = 0; i < m->ncalls; i++) {
+		struct mcall *c = &m->calls[i];
+		if (!c->handed && !c->orphan && monitor_resume(m, c, seq) < 0)
+			return;
+	}
+	if (n > 0)
+		log_msg(LOG_NOTICE, "monitor: %zu sessions handed to the worker "
+		    "(pid %d)", n, (int)m->worker);
+}
+
 /* One record from the worker, answered. Returns mon_recv's: 0 may be
  * the end of the worker's socket. */
 static int
@@ -889,9 +964,7 @@ monitor_request(struct monitor *m)
 		    (int)m->worker, mon_type_name(r.type));
 		monitor_result(m, r.seq, MON_ERR_REFUSED, "not a request");
 	} else if (r.type == MON_HELLO) {
-		struct mon_msg a = { .type = MON_WELCOME, .seq = r.seq };
-		a.u.welcome.generation = m->generation;
-		monitor_send(m, &a);
+		monitor_welcome(m, r.seq);
 	} else if (r.type == MON_CALL_START) {
 		monitor_call_start(m, &r);
 	} else if (r.type == MON_CALL_HANGUP) {
@@ -933,7 +1006,10 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 			shaper_clear(m->shaper, c->shaped);
 		monitor_unroute6(m, c);
 		monitor_release(c);
-		if (m->worker_status < 0 && !c->orphan) {
+		/* One the running worker has not had back (it died or came
+		 * in between) ends unannounced: the copies closed above were
+		 * its connection's last. */
+		if (m->worker_status < 0 && c->handed && !c->orphan) {
 			struct mon_msg e = { .type = MON_CHILD_EXIT };
 			e.u.child_exit.call_id = c->id;
 			e.u.child_exit.pid = (uint32_t)pid;
@@ -997,23 +1073,12 @@ monitor_respawn(struct monitor *m)
 	return 0;
 }
 
-/* The worker is gone: what it left of the sessions ends (a new worker
- * does not take them over yet), and a new worker starts if it may. */
+/* The sessions no worker will take over end: the line hangs up, the
+ * client's connection closes, pppd gets SIGTERM and, after its grace,
+ * SIGKILL. */
 static void
-monitor_worker_exited(struct monitor *m, int status)
+monitor_orphan_all(struct monitor *m)
 {
-	m->worker_status = status;
-	if (WIFSIGNALED(status))
-		log_msg(LOG_ERR, "monitor: the worker (pid %d) was killed by "
-		    "signal %d: ending %zu sessions", (int)m->worker,
-		    WTERMSIG(status), m->ncalls);
-	else if (WEXITSTATUS(status) != 0 || m->ncalls > 0)
-		log_msg(LOG_ERR, "monitor: the worker (pid %d) exited with "
-		    "status %d: ending %zu sessions", (int)m->worker,
-		    WEXITSTATUS(status), m->ncalls);
-	/* Until a new worker can take them over (the design's next step),
-	 * the sessions end as they did when the worker held the only
-	 * copies: the line hangs up, the client's connection closes. */
 	uint64_t kill_at = monitor_now() + monitor_grace_ms(m);
 	for (size_t i = 0; i < m->ncalls; i++) {
 		struct mcall *c = &m->calls[i];
@@ -1025,8 +1090,42 @@ monitor_worker_exited(struct monitor *m, int status)
 	}
 	if (m->ncalls > 0 && (m->grace_end == 0 || kill_at < m->grace_end))
 		m->grace_end = kill_at;
-	if (monitor_may_respawn(m, status))
-		monitor_respawn(m);
+}
+
+/* The sessions a worker that exited had: `n` (not ended yet). */
+static size_t
+monitor_live(const struct monitor *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->ncalls; i++)
+		n += !m->calls[i].orphan;
+	return n;
+}
+
+/* The worker is gone: a new one starts if it may and takes over what
+ * the old one left (handed back at its HELLO); if none may, or none can
+ * be started, those sessions end. */
+static void
+monitor_worker_exited(struct monitor *m, int status)
+{
+	size_t n = monitor_live(m);
+	int respawn = monitor_may_respawn(m, status);
+	const char *fate = respawn ? "a new worker takes over" : "ending";
+
+	m->worker_status = status;
+	if (WIFSIGNALED(status))
+		log_msg(LOG_ERR, "monitor: the worker (pid %d) was killed by "
+		    "signal %d: %s %zu sessions", (int)m->worker,
+		    WTERMSIG(status), fate, n);
+	else if (WEXITSTATUS(status) != 0 || n > 0)
+		log_msg(LOG_ERR, "monitor: the worker (pid %d) exited with "
+		    "status %d: %s %zu sessions", (int)m->worker,
+		    WEXITSTATUS(status), fate, n);
+	for (size_t i = 0; i < m->ncalls; i++)
+		m->calls[i].handed = 0;
+	if (respawn && monitor_respawn(m) == 0)
+		return;
+	monitor_orphan_all(m);
 }
 
 /* A grace is over: the orphans whose grace it was get SIGKILL (and

@@ -41,6 +41,8 @@ struct monlink {
 	size_t                nkept, cap;
 	struct ratelimit      rl;
 	int                   lost;      /* the monitor is gone or stuck */
+	struct pppd_resumed  *resumed;   /* handed back at the hello */
+	size_t                nresumed;
 };
 
 static void
@@ -338,6 +340,65 @@ monlink_ready(void *arg, uint32_t events)
 	mon_close_fds(&m);
 }
 
+/* CALL_RESUME `a` as a resumed call, its descriptors taken. */
+static void
+monlink_resumed(struct pppd_resumed *r, struct mon_msg *a)
+{
+	unsigned i = 0;
+
+	*r = (struct pppd_resumed){ .call_id = a->u.call_resume.call_id,
+		.peer_call_id = a->u.call_resume.peer_call_id,
+		.kernel = !!(a->u.call_resume.flags & MON_CALL_KERNEL),
+		.ipv6 = !!(a->u.call_resume.flags & MON_CALL_IPV6),
+		.pid = (pid_t)a->u.call_resume.pid,
+		.local.s_addr = a->u.call_resume.local_ip,
+		.remote.s_addr = a->u.call_resume.remote_ip,
+		.conn = -1, .report = -1, .pty = -1 };
+	r->conn = a->fds[i++];
+	if (a->u.call_resume.flags & MON_CALL_REPORTS)
+		r->report = a->fds[i++];
+	if (!r->kernel)
+		r->pty = a->fds[i++];
+	a->nfds = 0;
+}
+
+/* The `n` CALL_RESUME records that follow WELCOME (HELLO's `seq`). 0,
+ * or -1 with *why set. */
+static int
+monlink_resumes(struct monlink *ml, uint32_t seq, uint32_t n,
+    const char **why)
+{
+	struct mon_msg a;
+
+	if (n == 0)
+		return 0;
+	if ((ml->resumed = calloc(n, sizeof(*ml->resumed))) == NULL) {
+		*why = "out of memory for the sessions handed back";
+		return -1;
+	}
+	while (ml->nresumed < n) {
+		if (monlink_answer(ml, seq, &a, why) < 0)
+			return -1;
+		if (a.type != MON_CALL_RESUME) {
+			mon_close_fds(&a);
+			*why = "the monitor's sessions came short";
+			return -1;
+		}
+		monlink_resumed(&ml->resumed[ml->nresumed++], &a);
+	}
+	return 0;
+}
+
+struct pppd_resumed *
+monlink_take_resumed(struct monlink *ml, size_t *n)
+{
+	struct pppd_resumed *r = ml->resumed;
+	*n = ml->nresumed;
+	ml->resumed = NULL;
+	ml->nresumed = 0;
+	return r;
+}
+
 static void
 monlink_ignore(void *arg)
 {
@@ -375,6 +436,11 @@ monlink_new(struct loop *loop, int sock, const struct monlink_events *ev,
 		monlink_free(ml);
 		return NULL;
 	}
+	if (monlink_resumes(ml, r.seq, a.u.welcome.calls, &why) < 0) {
+		snprintf(err, errlen, "the sessions handed back: %s", why);
+		monlink_free(ml);
+		return NULL;
+	}
 	ml->ev.gone = ev->gone;
 	if (loop_fd_add(loop, &ml->lf, sock, EPOLLIN, monlink_ready, ml) < 0) {
 		snprintf(err, errlen, "cannot watch the monitor: %s",
@@ -395,6 +461,9 @@ monlink_free(struct monlink *ml)
 	loop_timer_cancel(ml->loop, &ml->later);
 	close(ml->sock);
 	free(ml->kept);
+	for (size_t i = 0; i < ml->nresumed; i++)
+		pppd_resumed_close(&ml->resumed[i]);
+	free(ml->resumed);
 	free(ml);
 }
 

@@ -15,6 +15,7 @@
 struct fileset;
 struct loop;
 struct monlink;
+struct pppd_resumed;
 struct pppd_runner;
 
 /* exited: a pppd the monitor started has exited and is reaped (its
@@ -31,6 +32,10 @@ struct monlink_events {
 struct monlink *monlink_new(struct loop *loop, int sock,
     const struct monlink_events *ev, char *err, size_t errlen);
 void monlink_free(struct monlink *ml);
+/* The calls the monitor handed back at the hello (a worker before this
+ * one died), `*n` of them; the caller takes the array (free) and their
+ * descriptors. NULL when none. */
+struct pppd_resumed *monlink_take_resumed(struct monlink *ml, size_t *n);
 /* Calls start and signal pppd through this. */
 const struct pppd_runner *monlink_runner(struct monlink *ml);
 /* systemd is to be told `state` (notify.h's relay): the monitor sends

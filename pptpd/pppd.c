@@ -248,3 +248,14 @@ pppd_start(const struct conf *conf, const struct pppd_args *in, int sock,
 	*pty = master;
 	return pid;
 }
+
+void
+pppd_resumed_close(struct pppd_resumed *r)
+{
+	int *fds[] = { &r->conn, &r->report, &r->pty };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}

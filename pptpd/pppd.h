@@ -82,6 +82,21 @@ pid_t pppd_start(const struct conf *conf, const struct pppd_args *in,
  * address it was started with; 0, or -1 with why set. The runner takes
  * the interface out of its table, its rate off it
  * and its route away when pppd is reaped or the call names another one. */
+/* A call whose pppd runs on after the worker that started it died: the
+ * monitor hands it to the next worker (privsep.md, "Step 3"). Its
+ * descriptors are the taker's: the control connection, the worker's end
+ * of the report channel (-1: none) and the pty master (-1: kernel path). */
+struct pppd_resumed {
+	uint16_t       call_id, peer_call_id;
+	int            kernel, ipv6;
+	pid_t          pid;
+	struct in_addr local, remote;
+	int            conn, report, pty;
+};
+
+/* Close what `r` still holds (-1s are skipped; each set to -1). */
+void pppd_resumed_close(struct pppd_resumed *r);
+
 struct pppd_runner {
 	pid_t (*start)(void *arg, const struct pppd_args *in, int tcp, int sock,
 	    int report, int ours, int *pty, const char **reason);

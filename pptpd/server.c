@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -700,6 +701,82 @@ void
 server_set_journal(struct server *s, void *journal)
 {
 	s->calls.journal = journal;
+}
+
+/* The connections of the calls being resumed, by their socket's inode
+ * (calls that share a connection share it; the monitor holds a copy per
+ * call). */
+struct resumed_conn {
+	ino_t        ino;
+	struct ctrl *ctrl;
+};
+
+/* The connection call `r` runs on: one taken over already, or a new one
+ * on r->conn (then taken, else closed as a copy). NULL with *reason. */
+static struct ctrl *
+server_resume_conn(struct server *s, struct pppd_resumed *r,
+    struct resumed_conn *rc, size_t *nrc, const char **reason)
+{
+	struct sockaddr_in peer, local;
+	socklen_t plen = sizeof(peer), llen = sizeof(local);
+	struct client *cl;
+	struct stat st;
+
+	if (fstat(r->conn, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		*reason = "its connection is not a socket";
+		return NULL;
+	}
+	for (size_t i = 0; i < *nrc; i++)
+		if (rc[i].ino == st.st_ino) {
+			close(r->conn);   /* the monitor's copy of the same */
+			r->conn = -1;
+			return rc[i].ctrl;
+		}
+	if (getpeername(r->conn, (struct sockaddr *)&peer, &plen) < 0 ||
+	    getsockname(r->conn, (struct sockaddr *)&local, &llen) < 0 ||
+	    peer.sin_family != AF_INET) {
+		*reason = "its connection has no IPv4 peer";
+		return NULL;
+	}
+	if ((cl = clients_get(s->clients, peer.sin_addr, loop_now(s->loop))) ==
+	    NULL || (rc[*nrc].ctrl = ctrl_resume(&s->ctrls, r->conn, &peer,
+	    &local, cl)) == NULL) {
+		*reason = "out of memory";
+		return NULL;
+	}
+	r->conn = -1;
+	rc[*nrc].ino = st.st_ino;
+	return rc[(*nrc)++].ctrl;
+}
+
+void
+server_resume(struct server *s, struct pppd_resumed *r, size_t n)
+{
+	const struct pppd_runner *run = s->calls.runner;
+	struct resumed_conn *rc = calloc(n ? n : 1, sizeof(*rc));
+	size_t nrc = 0, taken = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *reason = NULL;
+		struct ctrl *c = rc == NULL ? (reason = "out of memory", NULL) :
+		    server_resume_conn(s, &r[i], rc, &nrc, &reason);
+		if (c != NULL && ctrl_resume_call(c, &r[i], &reason) != NULL) {
+			taken++;
+			continue;
+		}
+		/* Not ours to carry on: pppd is ended as a cut line (the
+		 * monitor closes its copies). */
+		log_msg(LOG_WARNING, "call %u/%u: pppd %d not resumed: %s: "
+		    "hanging up", r[i].call_id, r[i].peer_call_id,
+		    (int)r[i].pid, reason);
+		pppd_resumed_close(&r[i]);
+		if (run != NULL)
+			run->signal(run->arg, r[i].call_id, r[i].pid, SIGTERM, 1);
+	}
+	free(rc);
+	if (n > 0)
+		log_msg(LOG_NOTICE, "%zu of %zu sessions taken over from the "
+		    "worker before", taken, n);
 }
 
 /* Cut off what a clean stop has not finished: pppd is killed, not

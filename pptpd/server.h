@@ -92,6 +92,7 @@ void server_child_exited(struct server *s, uint16_t call_id, pid_t pid,
  * table and sets the rates (the server closed its own at startup, when
  * it learnt they can be had), and systemd is told through `relay` (the
  * monitor is the unit's main pid). */
+struct pppd_resumed;
 struct pppd_runner;
 /* What startup learnt (the monitor makes its own guard, table and
  * socket from it). */
@@ -104,6 +105,11 @@ void server_set_runner(struct server *s, const struct pppd_runner *runner,
 /* Under privsep: the journal mapped shared (proto/journal.h), where the
  * calls leave their facts for the worker after this one. */
 void server_set_journal(struct server *s, void *journal);
+/* The `n` calls the monitor handed back at a new worker's hello (after
+ * server_set_runner and server_set_journal): each rebuilt with its
+ * control connection from the journal, or hung up with the reason
+ * logged. Takes their descriptors; the array stays the caller's. */
+void server_resume(struct server *s, struct pppd_resumed *r, size_t n);
 /* SIGUSR1: one log line with connections, calls and the pool. */
 void server_status(struct server *s);
 /* Listening and serving: systemd is told (notify.h). */

@@ -72,6 +72,12 @@ journal_rec_set(void *map, const struct journal_rec *r)
 	__atomic_store_n(&e->current, next, __ATOMIC_RELEASE);
 }
 
+uint32_t *
+journal_tx_seq(void *map, uint16_t id)
+{
+	return &journal_entry(map, id)->tx_seq;
+}
+
 void
 journal_rec_clear(void *map, uint16_t id)
 {

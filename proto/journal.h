@@ -42,7 +42,7 @@
 #include <stdint.h>
 
 #define JOURNAL_MAGIC      0x50504a4eU   /* "PPJN" */
-#define JOURNAL_VERSION    1
+#define JOURNAL_VERSION    2
 #define JOURNAL_CALLS      65536         /* every Call ID */
 #define JOURNAL_NAME       256           /* user, Acct-Session-Id: NUL
                                             included (report.h's 255) */
@@ -79,6 +79,9 @@ struct journal_rec {
 	                            of the host shares */
 	uint64_t up_ms;          /* the session up (the plugin said so);
 	                            0: not yet */
+	uint16_t peer_window;    /* the peer's receive window (OCRQ) */
+	uint16_t reserved16;
+	uint32_t reserved32;
 	uint64_t rate_down;      /* bits/s; 0: no limit that way */
 	uint64_t rate_up;
 	uint8_t  prefix6[16];    /* with JOURNAL_F_PREFIX6 */
@@ -91,7 +94,14 @@ struct journal_rec {
 
 struct journal_entry {
 	uint32_t           current;   /* 0 or 1: which record holds */
-	uint32_t           reserved;
+	/* The engine path's next GRE sequence number to send, stored by the
+	 * engine after each data packet (one aligned store, outside the
+	 * records: the hot path pays no record copy). Zeroed when a call
+	 * starts. A next worker starts there, past every number the peer has
+	 * seen; a dead worker cannot have sent one it had not stored yet,
+	 * since the store follows the number's use in the same packet's
+	 * build, before the send. */
+	uint32_t           tx_seq;
 	struct journal_rec rec[2];
 };
 
@@ -111,6 +121,10 @@ const struct journal_rec *journal_rec(const void *map, uint16_t id);
 
 /* Make `r` Call ID r->call_id's record (see Writing). */
 void journal_rec_set(void *map, const struct journal_rec *r);
+
+/* Where the engine stores Call ID `id`'s next sequence number; zero it
+ * when the call starts. */
+uint32_t *journal_tx_seq(void *map, uint16_t id);
 
 /* Make Call ID `id`'s record a FREE one. */
 void journal_rec_clear(void *map, uint16_t id);

@@ -10,8 +10,8 @@
 #include "proto/monitor.h"
 #include "proto/report.h"
 
-/* fds: the type's descriptors; MON_FDS_BY_FLAGS: CALL_START's and
- * CALL_STARTED's, which their flags decide. */
+/* fds: the type's descriptors; MON_FDS_BY_FLAGS: CALL_START's,
+ * CALL_STARTED's and CALL_RESUME's, which their flags decide. */
 #define MON_FDS_BY_FLAGS  (-2)
 #define MON_FROM_WORKER   1
 #define MON_FROM_MONITOR  2
@@ -23,7 +23,7 @@ static const struct {
 	int         from;
 } mon_types[MON_TYPE_MAX + 1] = {
 	[MON_HELLO]        = { "hello", 4, 0, MON_FROM_WORKER },
-	[MON_WELCOME]      = { "welcome", 4, 0, MON_FROM_MONITOR },
+	[MON_WELCOME]      = { "welcome", 8, 0, MON_FROM_MONITOR },
 	[MON_CONN_HOLD]    = { "conn-hold", 4, 1, MON_FROM_WORKER },
 	[MON_CONN_HELD]    = { "conn-held", 4, 0, MON_FROM_MONITOR },
 	[MON_CONN_DROP]    = { "conn-drop", 4, 0, MON_FROM_WORKER },
@@ -45,6 +45,8 @@ static const struct {
 	[MON_CALL_ADDR]    = { "call-addr", 8, 0, MON_FROM_WORKER },
 	[MON_RELOAD_FILES] = { "reload-files", 4, 0, MON_FROM_WORKER },
 	[MON_FILE]         = { "file", 4 + MON_PATH, 1, MON_FROM_MONITOR },
+	[MON_CALL_RESUME]  = { "call-resume", 20, MON_FDS_BY_FLAGS,
+	                       MON_FROM_MONITOR },
 };
 
 _Static_assert(4 + MON_TEXT <= MON_MAX_BODY && 4 + MON_PATH <= MON_MAX_BODY,
@@ -77,6 +79,9 @@ mon_fds_of(const struct mon_msg *m)
 		return mon_types[m->type].fds;
 	if (m->type == MON_CALL_START)
 		return 1 + 2 * !!(m->u.call_start.flags & MON_CALL_REPORTS);
+	if (m->type == MON_CALL_RESUME)
+		return 1 + !!(m->u.call_resume.flags & MON_CALL_REPORTS) +
+		    !(m->u.call_resume.flags & MON_CALL_KERNEL);
 	return m->u.call_started.flags & MON_CALL_KERNEL ? 0 : 1;
 }
 
@@ -139,6 +144,18 @@ mon_route6_check(const struct mon_msg *m, int wire)
 	return NULL;
 }
 
+/* A call the monitor names to the worker (CALL_STARTED, CALL_RESUME):
+ * known flags, a Call ID and a pid. */
+static const char *
+mon_call_check(uint16_t flags, uint16_t call_id, uint32_t pid)
+{
+	if (flags & ~MON_CALL_FLAGS)
+		return "unknown call flags";
+	if (call_id == 0 || pid == 0)
+		return "call ID or pid 0";
+	return NULL;
+}
+
 /* What the contract allows in the fields, whichever side built them.
  * NULL, or why not. */
 static const char *
@@ -152,11 +169,11 @@ mon_fields_check(const struct mon_msg *m, int wire)
 			return "call ID 0";
 		break;
 	case MON_CALL_STARTED:
-		if (m->u.call_started.flags & ~MON_CALL_FLAGS)
-			return "unknown call flags";
-		if (m->u.call_started.call_id == 0 || m->u.call_started.pid == 0)
-			return "call ID or pid 0";
-		break;
+		return mon_call_check(m->u.call_started.flags,
+		    m->u.call_started.call_id, m->u.call_started.pid);
+	case MON_CALL_RESUME:
+		return mon_call_check(m->u.call_resume.flags,
+		    m->u.call_resume.call_id, m->u.call_resume.pid);
 	case MON_CALL_REFUSED:
 		if (!mon_text_ok(m->u.call_refused.reason, MON_TEXT, wire))
 			return "reason not a printable string";
@@ -248,6 +265,16 @@ mon_body_put(const struct mon_msg *m, uint8_t *b)
 		break;
 	case MON_WELCOME:
 		be32_put(b, m->u.welcome.generation);
+		be32_put(b + 4, m->u.welcome.calls);
+		break;
+	case MON_CALL_RESUME:
+		be16_put(b, m->u.call_resume.call_id);
+		be16_put(b + 2, m->u.call_resume.peer_call_id);
+		be16_put(b + 4, m->u.call_resume.flags);
+		be16_put(b + 6, 0);
+		be32_put(b + 8, m->u.call_resume.pid);
+		memcpy(b + 12, &m->u.call_resume.local_ip, 4);
+		memcpy(b + 16, &m->u.call_resume.remote_ip, 4);
 		break;
 	case MON_CONN_HELD:
 	case MON_CONN_DROP:
@@ -372,6 +399,15 @@ mon_body_get(struct mon_msg *m, const uint8_t *b)
 		break;
 	case MON_WELCOME:
 		m->u.welcome.generation = be32_get(b);
+		m->u.welcome.calls = be32_get(b + 4);
+		break;
+	case MON_CALL_RESUME:
+		m->u.call_resume.call_id = be16_get(b);
+		m->u.call_resume.peer_call_id = be16_get(b + 2);
+		m->u.call_resume.flags = be16_get(b + 4);
+		m->u.call_resume.pid = be32_get(b + 8);
+		memcpy(&m->u.call_resume.local_ip, b + 12, 4);
+		memcpy(&m->u.call_resume.remote_ip, b + 16, 4);
 		break;
 	case MON_CONN_HELD:
 	case MON_CONN_DROP:

@@ -27,7 +27,19 @@
  *
  * Types (W: worker -> monitor, M: monitor -> worker)
  *   HELLO          W  u32 0 (reserved; the header says the version) fds 0
- *   WELCOME        M  u32 generation (workers started) fds 0
+ *   WELCOME        M  u32 generation (workers started)  u32 calls fds 0:
+ *                     `calls` CALL_RESUME records follow at once (a new
+ *                     worker takes over its predecessor's sessions; 0 for
+ *                     the first)
+ *   CALL_RESUME    M  u16 call id  u16 peer call id  u16 flags (MON_CALL_*
+ *                     as CALL_START had them)  u16 0  u32 pid
+ *                     u32 local ip  u32 remote ip (network order)
+ *                     fds: the call's control connection, then with
+ *                     MON_CALL_REPORTS the worker's report end, then
+ *                     without MON_CALL_KERNEL the pty master: a live call
+ *                     the dead worker left, handed back (the new worker
+ *                     checks it against its journal record; calls that
+ *                     share a connection share its socket's inode)
  *   CONN_HOLD      W  u32 0 (reserved)                fds 1: the TCP socket
  *                     of a control connection the worker accepted; the
  *                     monitor keeps a copy so the connection outlives a
@@ -116,7 +128,7 @@
 #include <stdint.h>
 
 #define MON_MAGIC        0x5050544dU   /* "PPTM" */
-#define MON_VERSION      7
+#define MON_VERSION      8
 #define MON_HDR_LEN      16
 #define MON_TEXT         512           /* reasons and results, NUL included:
                                           a reload's reason whole */
@@ -149,7 +161,8 @@ enum mon_type {
 	MON_CALL_ADDR,
 	MON_RELOAD_FILES,
 	MON_FILE,
-	MON_TYPE_MAX = MON_FILE,
+	MON_CALL_RESUME,
+	MON_TYPE_MAX = MON_CALL_RESUME,
 };
 
 /* CALL_START and CALL_STARTED flags */
@@ -193,7 +206,7 @@ struct mon_msg {
 	enum mon_type type;
 	uint32_t      seq;
 	union {
-		struct { uint32_t generation; } welcome;
+		struct { uint32_t generation, calls; } welcome;
 		struct { uint32_t conn; } conn;            /* HELD, DROP */
 		struct {
 			uint16_t call_id, peer_call_id, flags;
@@ -208,6 +221,11 @@ struct mon_msg {
 			uint8_t result, error;
 			char    reason[MON_TEXT];
 		} call_refused;
+		struct {
+			uint16_t call_id, peer_call_id, flags;
+			uint32_t pid;
+			uint32_t local_ip, remote_ip;      /* network order */
+		} call_resume;
 		struct {
 			uint16_t call_id;
 			uint8_t  cause, how;

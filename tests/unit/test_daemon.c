@@ -1517,15 +1517,18 @@ new_worker(pid_t not, int ms)
 	return w;
 }
 
-/* Under privsep a worker that dies is replaced: the monitor starts a new
- * one, which serves new calls; the dead worker's sessions end (a new
- * worker does not take them over yet), their client hears its
- * connection close. Without privsep there is no worker to kill. */
+/* Under privsep a worker that dies is replaced, and the new worker takes
+ * over its sessions (privsep.md, "Step 3"): the client's control
+ * connection stays open and the new worker answers on it (Echo), the
+ * call's pppd runs on, the journal record stays live, and a
+ * Call-Clear-Request then ends the call as ever (CDN, pppd reaped); new
+ * calls are served. Without privsep there is no worker to kill. */
 static void
-test_worker_killed_replaced(void **state)
+test_worker_killed_sessions_resumed(void **state)
 {
-	struct pptp_msg r;
-	char want[128];
+	struct pptp_msg r, m;
+	char want[160];
+	setenv("FAKE_PPPD_UP_USER", "alice", 1);
 	daemon_start("");
 	pid_t w1 = server_pid();
 	if (!privsep_on()) {
@@ -1536,27 +1539,99 @@ test_worker_killed_replaced(void **state)
 	int s = pns_start();
 	pns_call(s, 1, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	uint16_t id = r.u.ocrp.call_id;
 	wait_for(daemon_children, 1, 2000);
+	for (int i = 0; i < SESSION_WAIT_TICKS && !log_contains("session start"); i++)
+		usleep(10000);
 
 	assert_int_equal(kill(w1, SIGKILL), 0);
 	pid_t w2 = new_worker(w1, 5000);
 	assert_int_not_equal(w2, w1);
 	assert_int_not_equal(w2, daemon_pid);
 	snprintf(want, sizeof(want), "monitor: the worker (pid %d) was killed by "
-	    "signal 9: ending 1 sessions", (int)w1);
+	    "signal 9: a new worker takes over 1 sessions", (int)w1);
 	assert_true(log_contains(want));
 	snprintf(want, sizeof(want), "monitor: the worker is pid %d (worker 2)",
 	    (int)w2);
 	assert_true(log_contains(want));
-	assert_true(pns_closed(s, 5000));   /* its session ended */
-	close(s);
-	wait_for(daemon_children, 0, 8000);
+	for (int i = 0; i < 300 && !log_contains("1 of 1 sessions taken over"); i++)
+		usleep(10000);
+	assert_true(log_contains("1 of 1 sessions taken over"));
+	snprintf(want, sizeof(want), "call %u/1 127.0.0.1:", id);
+	assert_true(log_contains(want));
+	assert_true(log_contains(", user alice"));
 
-	/* the new worker serves */
-	s = pns_start();
+	/* the connection lives on, answered by the new worker */
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 78;
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_ECHORP, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.echo.id, 78);
+	assert_int_equal(daemon_children(), 1);   /* pppd runs on */
+
+	/* the call is the new worker's: a clear ends it as ever */
+	pns_send_simple(s, PPTP_CCRQ, 1);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, id);
+	assert_int_equal(m.u.cdn.result, PPTP_CDN_REQUEST);
+	wait_for(daemon_children, 0, 8000);
+	assert_int_equal(daemon_children(), 0);
+
+	/* and it serves new calls, on the same connection too */
 	pns_call(s, 2, &r);
 	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
 	wait_for(daemon_children, 1, 2000);
+	close(s);
+	wait_for(daemon_children, 0, 8000);
+}
+
+/* A journal record that does not agree with the call the monitor hands
+ * back is not believed: the call is hung up with the reason, the others
+ * taken over. (The old worker parsed the network's input: it may have
+ * been made to write anything.) */
+static void
+test_worker_killed_bad_record_hung_up(void **state)
+{
+	struct pptp_msg r;
+	char want[160];
+	daemon_start("");
+	pid_t w1 = server_pid();
+	if (!privsep_on())
+		return;
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	uint16_t bad = r.u.ocrp.call_id;
+	pns_call(s, 2, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(daemon_children, 2, 2000);
+
+	/* the journal, writable as the worker has it */
+	char path[320];
+	assert_true(proc_fd_by_link(daemon_pid, "/memfd:pptpd-journal", 0,
+	    path, sizeof(path)));
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	void *map = mmap(NULL, journal_size(), PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	struct journal_rec forged = *journal_rec(map, bad);
+	forged.pid += 1;   /* another pppd than the monitor's */
+	journal_rec_set(map, &forged);
+	munmap(map, journal_size());
+
+	assert_int_equal(kill(w1, SIGKILL), 0);
+	assert_int_not_equal(new_worker(w1, 5000), w1);
+	for (int i = 0; i < 300 && !log_contains("1 of 2 sessions taken over"); i++)
+		usleep(10000);
+	assert_true(log_contains("1 of 2 sessions taken over"));
+	snprintf(want, sizeof(want), "call %u/1: pppd ", bad);
+	assert_true(log_contains(want));
+	assert_true(log_contains("not resumed: the journal names another pppd: "
+	    "hanging up"));
+	wait_for(daemon_children, 1, 8000);
+	assert_int_equal(daemon_children(), 1);   /* the other runs on */
 	close(s);
 	wait_for(daemon_children, 0, 8000);
 }
@@ -4208,7 +4283,10 @@ main(void)
 		cmocka_unit_test_teardown(test_report_user_cleaned, teardown_quiet),
 		cmocka_unit_test_teardown(test_journal_holds_the_session,
 		    teardown_quiet),
-		cmocka_unit_test_teardown(test_worker_killed_replaced, teardown),
+		cmocka_unit_test_teardown(test_worker_killed_sessions_resumed,
+		    teardown),
+		cmocka_unit_test_teardown(test_worker_killed_bad_record_hung_up,
+		    teardown),
 		cmocka_unit_test_teardown(test_worker_replaced_clamps_as_reloaded,
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_worker_crash_loop_stops,

@@ -722,6 +722,52 @@ static void test_engine_peer_acks(void **state)
 	assert_int_equal(st.rx_bad_acks, 2);
 }
 
+/* A call taken over after its worker died (privsep): the engine stores
+ * each next sequence number where it is told (the journal); a call
+ * resumed from that number sends it next, counts nothing unacked, and
+ * believes the peer's ack of the number before it but not of one it has
+ * not sent. */
+static void test_engine_resume_continues_sequence(void **state)
+{
+	struct fixture *f = *state;
+	struct gre_packet p;
+	uint8_t buf[4096], fr[20] = { 0xff, 0x03 };
+	struct gre_stats st;
+	uint32_t mirror = 0xdeadbeef;
+
+	NEED_ENGINE(f);
+	gre_call_mirror_seq(f->c, &mirror);
+	for (int i = 0; i < 3; i++)
+		ppp_write_frame(f, fr, sizeof(fr));
+	gre_call_pty_input(f->c, 1000);
+	for (int i = 0; i < 3; i++)
+		assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_int_equal(p.seq, 2);
+	assert_int_equal(mirror, 3);
+
+	/* the next worker's call, from the stored number */
+	gre_call_free(f->c);
+	f->c = gre_call_new(f->e, LOCAL_ID, PEER_ID, addr(PEER_IP), f->pty, f);
+	assert_non_null(f->c);
+	gre_call_resume(f->c, mirror);
+	gre_call_mirror_seq(f->c, &mirror);
+	gre_call_stats(f->c, &st);
+	assert_int_equal(st.tx_unacked, 0);
+	ppp_write_frame(f, fr, sizeof(fr));
+	gre_call_pty_input(f->c, 2000);
+	assert_true(peer_recv(f, &p, buf, sizeof(buf)));
+	assert_int_equal(p.seq, 3);
+	assert_int_equal(mirror, 4);
+	peer_send(f->peer, LOCAL_ID, 0, 0, 1, 2, NULL, 0);   /* old: ignored */
+	peer_send(f->peer, LOCAL_ID, 0, 0, 1, 3, NULL, 0);
+	peer_send(f->peer, LOCAL_ID, 0, 0, 1, 9, NULL, 0);   /* not sent */
+	engine_in(f, 2000);
+	gre_call_stats(f->c, &st);
+	assert_int_equal(st.tx_unacked, 0);
+	assert_int_equal(st.rx_acks, 1);
+	assert_int_equal(st.rx_bad_acks, 1);
+}
+
 /* Issue 19, item 11: the peer's window is not honoured (gre.h says why),
  * but what is sent beyond it is counted. pptp-linux advertises 3. */
 static void test_engine_peer_window_counted(void **state)
@@ -1378,6 +1424,7 @@ int main(void)
 		E(test_engine_call_ids),
 		E(test_engine_gre_to_pty),
 		E(test_engine_delayed_ack),
+		E(test_engine_resume_continues_sequence),
 		E(test_engine_ack_with_stream),
 		E(test_engine_ack_on_any_packet),
 		E(test_engine_ack_threshold),

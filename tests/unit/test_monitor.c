@@ -29,7 +29,10 @@ sample(enum mon_type t)
 	m.type = t;
 	m.seq = 0x01020304u + t;
 	switch (t) {
-	case MON_WELCOME: m.u.welcome.generation = 7; break;
+	case MON_WELCOME:
+		m.u.welcome.generation = 7;
+		m.u.welcome.calls = 70000;
+		break;
 	case MON_CONN_HELD:
 	case MON_CONN_DROP: m.u.conn.conn = 42; break;
 	case MON_CALL_START:
@@ -88,6 +91,14 @@ sample(enum mon_type t)
 	case MON_CALL_ADDR:
 		m.u.call_addr.call_id = 0x1234;
 		m.u.call_addr.remote_ip = htonl(0xc613000c);
+		break;
+	case MON_CALL_RESUME:
+		m.u.call_resume.call_id = 0x1234;
+		m.u.call_resume.peer_call_id = 0x4321;
+		m.u.call_resume.flags = MON_CALL_REPORTS | MON_CALL_IPV6;
+		m.u.call_resume.pid = 31337;
+		m.u.call_resume.local_ip = htonl(0xc6130001);
+		m.u.call_resume.remote_ip = htonl(0xc613000c);
 		break;
 	case MON_FILE:
 		m.u.file.index = 1;
