@@ -173,10 +173,12 @@ demo: deps
 	$(MAKE) all
 	scripts/demo
 
-# make bench-scale [QUICK=1]: 1000 pptp-load sessions (QUICK: 50) from the
-# host against our server and Poptop in the VM (scripts/bed/bench_scale.py).
+# make bench-scale [QUICK=1] [KILL=1]: 1000 pptp-load sessions (QUICK: 50)
+# from the host against our server and Poptop in the VM
+# (scripts/bed/bench_scale.py). KILL=1: ours alone, its worker killed
+# (kill -9) at each step with every session streaming.
 bench-scale: all
-	scripts/bed/bench_scale.py $(if $(QUICK),--quick)
+	scripts/bed/bench_scale.py $(if $(QUICK),--quick) $(if $(KILL),--kill-worker --servers ours)
 
 # make deb: the Debian package pptpd-ng (debian/, doc/packaging.md), built
 # by dpkg-buildpackage -b in a copy of the tree (debian/build-deb); the .deb,

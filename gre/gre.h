@@ -179,8 +179,9 @@ void gre_call_mirror_seq(struct gre_call *c, uint32_t *slot);
 /* A call taken over from a worker that died: the next data packet has
  * sequence number `next`, and every one before it counts as acked (the
  * window restarts; what the peer acks from now on is checked against
- * `next`). Toward pppd the engine escapes every control character until
- * LCP opens again, which is always safe. */
+ * `next`). Toward pppd the engine escapes every control character from
+ * then on, until it sees pppd's LCP open again (a renegotiation, which
+ * most sessions never have): always safe, a few more bytes. */
 void gre_call_resume(struct gre_call *c, uint32_t next);
 
 void gre_call_stats(const struct gre_call *c, struct gre_stats *st);

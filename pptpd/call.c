@@ -124,6 +124,8 @@ call_journal(const struct call *c)
 	snprintf(r.acct_session_id, sizeof(r.acct_session_id), "%s",
 	    c->acct_session_id);
 	snprintf(r.ifname, sizeof(r.ifname), "%s", c->ifname);
+	snprintf(r.ifname6, sizeof(r.ifname6), "%s", c->ifname6);
+	snprintf(r.tunnel, sizeof(r.tunnel), "%s", c->tunnel);
 	snprintf(r.rate_src, sizeof(r.rate_src), "%s", c->rate_src);
 	journal_rec_set(j, &r);
 }
@@ -887,15 +889,34 @@ fail:
 	return NULL;
 }
 
-/* What a journal record `rec` says of call `c` (checked), taken. */
+/* A time from the journal, on the clock every process shares: never
+ * later than `now` (the old worker may have written anything). */
+static uint64_t
+call_past(uint64_t t, uint64_t now)
+{
+	return t > now ? now : t;
+}
+
+/* What a journal record `rec` (checked) says of call `c`, taken; a rate
+ * out of the shaper's bounds is not (the next CoA sets one). */
 static void
 call_take_record(struct call *c, const struct journal_rec *rec)
 {
+	uint64_t now = loop_now(c->calls->loop);
+
 	c->peer_window = rec->peer_window;
-	c->started_ms = rec->started_ms;
-	c->up_ms = rec->up_ms;
-	c->rate_down = rec->rate_down;
-	c->rate_up = rec->rate_up;
+	c->started_ms = call_past(rec->started_ms, now);
+	c->up_ms = rec->up_ms != 0 ? call_past(rec->up_ms, now) : 0;
+	if (shaper_rate_ok(rec->rate_down) && shaper_rate_ok(rec->rate_up)) {
+		c->rate_down = rec->rate_down;
+		c->rate_up = rec->rate_up;
+	}
+	/* Under a runner the monitor holds the rate; here "set" only, so
+	 * that a later 0/0 takes it off there (call_shape). */
+	c->shaped_ifindex = c->calls->shape_by_runner && rec->ifname[0] &&
+	    (c->rate_down || c->rate_up);
+	snprintf(c->ifname6, sizeof(c->ifname6), "%s", rec->ifname6);
+	snprintf(c->tunnel, sizeof(c->tunnel), "%s", rec->tunnel);
 	snprintf(c->mppe, sizeof(c->mppe), "%s", rec->mppe);
 	snprintf(c->user, sizeof(c->user), "%s", rec->user);
 	snprintf(c->acct_session_id, sizeof(c->acct_session_id), "%s",
@@ -920,6 +941,9 @@ call_record_agrees(const struct pppd_resumed *r, const struct journal_rec *rec)
 	return NULL;
 }
 
+static struct call *call_address_holder(const struct call *c,
+    struct in_addr a);
+
 /* The addresses, /64 and Call ID a resumed call holds, taken from the
  * pools (it held them under the worker that died). 0, or -1 with
  * *reason set (nothing taken). */
@@ -933,17 +957,26 @@ call_resume_take(struct call *c, const struct journal_rec *rec,
 		*reason = "its Call ID is taken";
 		return -1;
 	}
+	struct in_addr local;
+	/* An address the pool no longer has (retired by a reload) is kept,
+	 * as the reload keeps it, when no other call holds it. */
 	if (s->pool != NULL && c->remote_ip.s_addr != INADDR_ANY &&
-	    pool_take(s->pool, c->remote_ip) < 0) {
-		*reason = "its address is not the pool's, or taken";
+	    (pool_local(s->pool, c->remote_ip, &local) == 0 ?
+	    pool_take(s->pool, c->remote_ip) < 0 :
+	    call_address_holder(c, c->remote_ip) != NULL)) {
+		*reason = "its address is taken";
 		return -1;
 	}
 	call_id_mark(s, c->id, 1);
 	client_call_add(c->client);
 	if ((rec->flags & JOURNAL_F_PREFIX6) && s->pool6 != NULL &&
 	    s->nd != NULL) {
+		/* One the pool does not have (RADIUS's, or retired) is the
+		 * session's still; the monitor checks it again before it
+		 * routes it. */
 		memcpy(&c->prefix6, rec->prefix6, sizeof(c->prefix6));
-		c->has_prefix6 = pool6_take(s->pool6, &c->prefix6) == 0;
+		pool6_take(s->pool6, &c->prefix6);
+		c->has_prefix6 = 1;
 	}
 	return 0;
 }
@@ -965,8 +998,11 @@ call_resume_session(struct call *c)
 		return;
 	}
 	call_mss_add(c);
-	if (c->has_prefix6 && c->ifname[0] != '\0')
-		call_ipv6_route(c, c->ifname);
+	char ifname6[sizeof(c->ifname6)];
+	snprintf(ifname6, sizeof(ifname6), "%s", c->ifname6);
+	c->ifname6[0] = '\0';   /* routed again below, by the monitor's leave */
+	if (c->has_prefix6 && ifname6[0] != '\0')
+		call_ipv6_route(c, ifname6);
 }
 
 struct call *
@@ -1010,7 +1046,8 @@ call_resume(struct calls *s, const struct call_conn *conn,
 		free(c);
 		return NULL;
 	}
-	/* From here the call is the worker's: what fails ends it. */
+	/* From here the call is the worker's: what fails ends it, once its
+	 * connection has it (call_resume_failed). */
 	c->state = CALL_ACTIVE;
 	TAILQ_INSERT_TAIL(&s->list, c, s_entry);
 	if (r->report >= 0 && facts_adopt(&c->facts, s->loop, call_report, c,
@@ -1021,20 +1058,25 @@ call_resume(struct calls *s, const struct call_conn *conn,
 	r->pty = -1;
 	if (c->kernel)
 		gre_engine_ignore_call(s->gre, c->id, 1);
-	else if (*reason == NULL)
+	else if (*reason == NULL) {
 		c->gre = gre_call_new(s->gre, c->id, c->peer_id, c->peer, c->pty,
-		    c), call_gre_watch(c, next, reason);
+		    c);
+		call_gre_watch(c, next, reason);
+	}
 	call_journal(c);
 	log_msg(LOG_NOTICE, "call %u/%u %s: resumed pppd %d for %s%s%s%s",
 	    c->id, c->peer_id, c->client_str, (int)c->pid,
 	    inet_ntoa(c->remote_ip), c->user[0] ? ", user " : "", c->user,
 	    c->kernel ? " (kernel data path)" : "");
-	if (*reason != NULL) {
-		call_end(c, PPTP_CDN_GENERAL_ERROR, *reason);
-		return c;
-	}
-	call_resume_session(c);
+	if (*reason == NULL)
+		call_resume_session(c);
 	return c;
+}
+
+void
+call_resume_failed(struct call *c, const char *reason)
+{
+	call_end(c, PPTP_CDN_GENERAL_ERROR, reason);
 }
 
 static void

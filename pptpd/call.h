@@ -212,11 +212,13 @@ struct call {
 /* Call `r` that the monitor handed back after the worker that had it
  * died (privsep), rebuilt from its journal record, which must agree with
  * `r`: IDs, pppd, addresses, data path. Takes r's report and pty ends.
- * The call, live, or ending if what it runs on could not be set up
- * again; NULL with *reason set when it is not ours to take (the caller
- * hangs it up). */
+ * NULL with *reason set when it is not ours to take (the caller lets the
+ * monitor end it). Else the call, live; with *reason set when what it
+ * runs on could not be set up again: once its connection counts it, the
+ * caller ends it with call_resume_failed. */
 struct call *call_resume(struct calls *s, const struct call_conn *conn,
     struct client *client, struct pppd_resumed *r, const char **reason);
+void call_resume_failed(struct call *c, const char *reason);
 struct call *call_new(struct calls *cs, const struct call_conn *conn,
     struct client *client, const struct pptp_msg *ocrq, uint8_t *result,
     uint8_t *error, const char **reason);

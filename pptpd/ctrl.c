@@ -591,17 +591,25 @@ struct call *
 ctrl_resume_call(struct ctrl *c, struct pppd_resumed *r, const char **reason)
 {
 	const struct call_conn conn = ctrl_call_conn(c);
-	struct call *call = call_resume(c->ctrls->calls, &conn, c->client, r,
+	struct call *call;
+
+	/* (closed by an earlier call of it that failed: freed after this
+	 * round of the loop) */
+	if (c->state == CTRL_CLOSED) {
+		*reason = "its control connection was closed";
+		return NULL;
+	}
+	call = call_resume(c->ctrls->calls, &conn, c->client, r,
 	    reason);
 
 	if (call == NULL)
 		return NULL;
 	TAILQ_INSERT_TAIL(&c->calls, call, c_entry);
 	c->ncalls++;
-	if (call_is_live(call)) {
-		c->nlive++;
-		ctrl_idle_disarm(c);
-	}
+	c->nlive++;
+	ctrl_idle_disarm(c);
+	if (*reason != NULL)
+		call_resume_failed(call, *reason);   /* may close c */
 	return call;
 }
 

@@ -74,7 +74,9 @@ struct ctrl *ctrl_resume(struct ctrls *cs, int fd,
     const struct sockaddr_in *peer, const struct sockaddr_in *local,
     struct client *client);
 /* Call `r` of connection `c`, handed back (call_resume). NULL with
- * *reason set when it is not taken. */
+ * *reason set when it is not taken (the monitor is to end it); the call
+ * with *reason set when it was taken and ended at once (which may have
+ * closed `c`: do not use it again). */
 struct call *ctrl_resume_call(struct ctrl *c, struct pppd_resumed *r,
     const char **reason);
 /* Close now: live calls end without a word to the peer. */

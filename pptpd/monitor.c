@@ -73,6 +73,8 @@ struct mcall {
 	uint16_t       flags;        /* CALL_START's MON_CALL_* */
 	int            handed;       /* the running worker has it (started it,
 	                              * or had it back with CALL_RESUME) */
+	int            hung;         /* the worker hung it up: it ends, and is
+	                              * not handed back */
 	int            orphan;       /* its worker died: it is being ended */
 	uint64_t       kill_at;      /* ... SIGKILL then (ms) */
 };
@@ -437,6 +439,24 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 	monitor_send(m, &a);
 }
 
+static uint64_t monitor_grace_ms(const struct monitor *m);
+
+/* Call `c` is no worker's: it ends here. Its copies close (the line
+ * hangs up, the client's connection ends unless another call holds it),
+ * SIGTERM now, SIGKILL at its grace's end (monitor_grace_over); no
+ * CHILD_EXIT at its reap. An earlier orphan keeps its grace. */
+static void
+monitor_orphan(struct monitor *m, struct mcall *c, uint64_t kill_at)
+{
+	monitor_release(c);
+	if (!c->orphan)
+		c->kill_at = kill_at;
+	c->orphan = 1;
+	kill(c->pid, SIGTERM);
+	if (m->grace_end == 0 || c->kill_at < m->grace_end)
+		m->grace_end = c->kill_at;
+}
+
 static void
 monitor_call_hangup(struct monitor *m, const struct mon_msg *r)
 {
@@ -447,10 +467,15 @@ monitor_call_hangup(struct monitor *m, const struct mon_msg *r)
 		monitor_result(m, r->seq, MON_ERR_REFUSED, "no such call");
 		return;
 	}
+	c->hung = 1;
+	if (r->u.call_hangup.how == MON_HANGUP_DROP)
+		monitor_orphan(m, c, monitor_now() + monitor_grace_ms(m));
 	/* pppd sees its line hang up only at the last close of the master */
-	if (r->u.call_hangup.how == MON_HANGUP_CUT)
+	else if (r->u.call_hangup.how == MON_HANGUP_CUT)
 		monitor_unhold(&c->pty);
-	kill(c->pid, r->u.call_hangup.how == MON_HANGUP_KILL ? SIGKILL : SIGTERM);
+	if (r->u.call_hangup.how != MON_HANGUP_DROP)
+		kill(c->pid, r->u.call_hangup.how == MON_HANGUP_KILL ? SIGKILL :
+		    SIGTERM);
 	monitor_result(m, r->seq, MON_OK, "");
 }
 
@@ -874,22 +899,22 @@ monitor_reload_files(struct monitor *m, const struct mon_msg *r)
 	monitor_result(m, r->seq, status, monitor_text(text, err));
 }
 
-/* Room in the socket for `n` records with their descriptors: a unix
- * socket counts a datagram's whole buffer (about a kilobyte here), and
- * the default, about 200 of them, is fewer than a server's calls. Root
- * may raise it past wmem_max (SO_SNDBUFFORCE); if it cannot, a worker
- * that reads them as they come still gets them all. */
+/* The hand-back is the one burst of records the monitor sends: a unix
+ * socket's send buffer holds about 200 of them, fewer than a server's
+ * calls, and the monitor's socket does not block (a worker that does not
+ * read is killed, monitor_send). The new worker reads them one by one as
+ * they come, before anything else (monlink_resumes), so for the burst the
+ * socket blocks, for at most MONITOR_HANDBACK_S per record. `on`: the
+ * burst begins (1) or is over (0). */
+#define MONITOR_HANDBACK_S  5
 static void
-monitor_room(struct monitor *m, size_t n)
+monitor_burst(struct monitor *m, int on)
 {
-	int want = (int)(n < (1U << 20) ? (n + 64) * 2048 : (1U << 30));
-	int have = 0;
-	socklen_t len = sizeof(have);
+	struct timeval tv = { on ? MONITOR_HANDBACK_S : 0, 0 };
+	int fl = fcntl(m->sock, F_GETFL);
 
-	if (getsockopt(m->sock, SOL_SOCKET, SO_SNDBUF, &have, &len) == 0 &&
-	    have < want)
-		setsockopt(m->sock, SOL_SOCKET, SO_SNDBUFFORCE, &want,
-		    sizeof(want));
+	setsockopt(m->sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	fcntl(m->sock, F_SETFL, on ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
 }
 
 /* Call `c` handed back to a new worker (HELLO's `seq`): its IDs and
@@ -928,16 +953,17 @@ monitor_welcome(struct monitor *m, uint32_t seq)
 		n += !m->calls[i].handed && !m->calls[i].orphan;
 	a.u.welcome.generation = m->generation;
 	a.u.welcome.calls = (uint32_t)n;
-	if (n > 0)
-		monitor_room(m, n);
-	if (monitor_send(m, &a) < 0)
-		return;
-	for (size_t i = 0; i < m->ncalls; i++) {
+	monitor_burst(m, 1);
+	int rc = monitor_send(m, &a);
+	for (size_t i = 0; i < m->ncalls && rc == 0; i++) {
 		struct mcall *c = &m->calls[i];
-		if (!c->handed && !c->orphan && monitor_resume(m, c, seq) < 0)
-			return;
+		if (!c->handed && !c->orphan)
+			rc = monitor_resume(m, c, seq);
 	}
-	if (n > 0)
+	monitor_burst(m, 0);
+	if (rc < 0)   /* a worker that does not read: a new one tries again */
+		monitor_kill_worker(m, SIGKILL);
+	else if (n > 0)
 		log_msg(LOG_NOTICE, "monitor: %zu sessions handed to the worker "
 		    "(pid %d)", n, (int)m->worker);
 }
@@ -1016,7 +1042,9 @@ monitor_pppd_exited(struct monitor *m, pid_t pid, int status)
 			e.u.child_exit.status = status;
 			monitor_send(m, &e);
 		}
-		*c = m->calls[--m->ncalls];
+		/* in order: a new worker gets its calls back oldest first */
+		memmove(c, c + 1, (size_t)(&m->calls[--m->ncalls] - c) *
+		    sizeof(*c));
 		return;
 	}
 }
@@ -1077,19 +1105,12 @@ monitor_respawn(struct monitor *m)
  * client's connection closes, pppd gets SIGTERM and, after its grace,
  * SIGKILL. */
 static void
-monitor_orphan_all(struct monitor *m)
+monitor_orphan_all(struct monitor *m, int hung_only)
 {
 	uint64_t kill_at = monitor_now() + monitor_grace_ms(m);
-	for (size_t i = 0; i < m->ncalls; i++) {
-		struct mcall *c = &m->calls[i];
-		monitor_release(c);
-		if (!c->orphan)   /* an earlier death's keep their grace */
-			c->kill_at = kill_at;
-		c->orphan = 1;
-		kill(c->pid, SIGTERM);
-	}
-	if (m->ncalls > 0 && (m->grace_end == 0 || kill_at < m->grace_end))
-		m->grace_end = kill_at;
+	for (size_t i = 0; i < m->ncalls; i++)
+		if (!hung_only || m->calls[i].hung)
+			monitor_orphan(m, &m->calls[i], kill_at);
 }
 
 /* The sessions a worker that exited had: `n` (not ended yet). */
@@ -1123,9 +1144,13 @@ monitor_worker_exited(struct monitor *m, int status)
 		    WEXITSTATUS(status), fate, n);
 	for (size_t i = 0; i < m->ncalls; i++)
 		m->calls[i].handed = 0;
-	if (respawn && monitor_respawn(m) == 0)
+	/* A call the worker was hanging up is not handed back: it ends as
+	 * it was going to (its line may be cut already). */
+	if (respawn && monitor_respawn(m) == 0) {
+		monitor_orphan_all(m, 1);
 		return;
-	monitor_orphan_all(m);
+	}
+	monitor_orphan_all(m, 0);
 }
 
 /* A grace is over: the orphans whose grace it was get SIGKILL (and

@@ -219,6 +219,22 @@ monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig, int cut)
 /* A request about a call whose answer is `want` (RESULT: with MON_OK).
  * 0, or -1 with why set (the monitor's text for a refusal), or -2 with
  * why set when what it asks for is off at the monitor (MON_ERR_OFF). */
+static void
+monlink_drop(void *arg, uint16_t call_id)
+{
+	struct monlink *ml = arg;
+	struct mon_msg r = { .type = MON_CALL_HANGUP }, a;
+	const char *why = NULL;
+
+	r.u.call_hangup.call_id = call_id;
+	r.u.call_hangup.how = MON_HANGUP_DROP;
+	if (monlink_request(ml, &r, &a, &why) < 0)
+		log_rl(&ml->rl, loop_now(ml->loop), LOG_ERR, "worker: call %u "
+		    "not handed back to the monitor: %s", call_id, why);
+	else
+		mon_close_fds(&a);
+}
+
 static int
 monlink_call_request(struct monlink *ml, struct mon_msg *r, struct mon_msg *a,
     enum mon_type want, char *why, size_t whylen)
@@ -425,7 +441,8 @@ monlink_new(struct loop *loop, int sock, const struct monlink_events *ev,
 	ml->ev = *ev;
 	ml->lf.fd = -1;
 	ml->runner = (struct pppd_runner){ monlink_start, monlink_signal,
-		monlink_clamp, monlink_shape, monlink_route6, monlink_readdr, ml };
+		monlink_clamp, monlink_shape, monlink_route6, monlink_readdr,
+		monlink_drop, ml };
 	ratelimit_init(&ml->rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
 	ml->ev.gone = monlink_ignore;   /* no loop yet: the error says it */
 	if (monlink_request(ml, &r, &a, &why) < 0 || a.type != MON_WELCOME) {

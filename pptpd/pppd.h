@@ -110,6 +110,9 @@ struct pppd_runner {
 	    const struct in6_addr *prefix, char *why, size_t whylen);
 	int   (*readdr)(void *arg, uint16_t call_id, struct in_addr remote,
 	    char *why, size_t whylen);
+	/* A call handed back (pppd_resumed) that this worker does not take:
+	 * the runner ends it on its own. */
+	void  (*drop)(void *arg, uint16_t call_id);
 	void  *arg;
 };
 

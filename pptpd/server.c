@@ -761,17 +761,17 @@ server_resume(struct server *s, struct pppd_resumed *r, size_t n)
 		struct ctrl *c = rc == NULL ? (reason = "out of memory", NULL) :
 		    server_resume_conn(s, &r[i], rc, &nrc, &reason);
 		if (c != NULL && ctrl_resume_call(c, &r[i], &reason) != NULL) {
-			taken++;
+			taken += reason == NULL;   /* else ended at once */
 			continue;
 		}
-		/* Not ours to carry on: pppd is ended as a cut line (the
-		 * monitor closes its copies). */
+		/* Not ours to carry on: the monitor ends it (its copies
+		 * closed, SIGTERM, SIGKILL after a grace). */
 		log_msg(LOG_WARNING, "call %u/%u: pppd %d not resumed: %s: "
 		    "hanging up", r[i].call_id, r[i].peer_call_id,
 		    (int)r[i].pid, reason);
 		pppd_resumed_close(&r[i]);
 		if (run != NULL)
-			run->signal(run->arg, r[i].call_id, r[i].pid, SIGTERM, 1);
+			run->drop(run->arg, r[i].call_id);
 	}
 	free(rc);
 	if (n > 0)

@@ -122,7 +122,10 @@ journal_rec_check(const struct journal_rec *r, uint16_t id, const char **why)
 	    !journal_str_ok(r->mppe, sizeof(r->mppe), 0) ||
 	    !journal_str_ok(r->rate_src, sizeof(r->rate_src), 0))
 		*why = "a name not ended, or not printable";
-	else if (!journal_str_ok(r->ifname, sizeof(r->ifname), 1))
+	else if (!journal_str_ok(r->tunnel, sizeof(r->tunnel), 0))
+		*why = "a tunnel address not ended, or not printable";
+	else if (!journal_str_ok(r->ifname, sizeof(r->ifname), 1) ||
+	    !journal_str_ok(r->ifname6, sizeof(r->ifname6), 1))
 		*why = "an interface name not ended, or not one";
 	else
 		return 0;

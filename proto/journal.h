@@ -48,6 +48,7 @@
                                             included (report.h's 255) */
 #define JOURNAL_IFNAME     16            /* IFNAMSIZ, NUL included */
 #define JOURNAL_MPPE       8             /* "none", "40", "128", "" */
+#define JOURNAL_TUNNEL     16            /* a dotted quad, NUL included */
 
 /* A record's state */
 #define JOURNAL_FREE       0             /* no call (never written, or
@@ -89,6 +90,10 @@ struct journal_rec {
 	char     user[JOURNAL_NAME];
 	char     acct_session_id[JOURNAL_NAME];
 	char     ifname[JOURNAL_IFNAME];
+	char     ifname6[JOURNAL_IFNAME];  /* where its /64 is routed; "":
+	                                      IPV6CP not up */
+	char     tunnel[JOURNAL_TUNNEL];   /* the peer's address pppd reported
+	                                      (dotted quad; "" not yet) */
 	char     rate_src[JOURNAL_NAME];   /* where the rate came from */
 };
 

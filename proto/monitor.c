@@ -182,7 +182,7 @@ mon_fields_check(const struct mon_msg *m, int wire)
 		if (m->u.call_hangup.call_id == 0)
 			return "call ID 0";
 		if (m->u.call_hangup.how < MON_HANGUP_CLEAN ||
-		    m->u.call_hangup.how > MON_HANGUP_KILL)
+		    m->u.call_hangup.how > MON_HANGUP_DROP)
 			return "unknown hang-up";
 		if (m->u.call_hangup.cause > REPORT_CAUSE_REPLACED)
 			return "unknown cause";
@@ -503,6 +503,7 @@ mon_reserved_zero(enum mon_type type, const uint8_t *b)
 	case MON_CALL_ADDR:
 		return be16_get(b + 2) == 0;
 	case MON_CALL_START:
+	case MON_CALL_RESUME:
 		return be16_get(b + 6) == 0;
 	default:
 		return 1;

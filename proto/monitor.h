@@ -175,6 +175,12 @@ enum mon_type {
 #define MON_HANGUP_CLEAN  1            /* SIGTERM: pppd ends LCP */
 #define MON_HANGUP_CUT    2            /* the pty hung up, then SIGTERM */
 #define MON_HANGUP_KILL   3            /* SIGKILL */
+#define MON_HANGUP_DROP   4            /* not the worker's any more (a
+                                          call handed back that it does
+                                          not take): the monitor ends it
+                                          itself, its copies closed,
+                                          SIGTERM, SIGKILL after a grace,
+                                          no CHILD_EXIT */
 
 /* ADMIN's what */
 #define MON_ADMIN_RELOAD   1

@@ -34,6 +34,13 @@ carried both ways) and the whole guest's busy share in it. Results:
 DIR/<server>.json and DIR/table.txt. With --perf S the guest is profiled
 for S seconds halfway up and after the window (<server>-bed/snap/*.perf.txt).
 
+With --kill-worker (ours, privsep) each step then SIGKILLs the worker
+with every session streaming: the monitor's new worker takes them over.
+Reported: the ppp interfaces and pppd before and a window after, pptp-load's
+dropped sessions and echo loss (the whole run's: without the kill it is
+about 0), and the time from the kill until the server's ppp interfaces
+receive again (the snapshots' pace is its resolution).
+
 `drive` is the half that runs under scripts/hostbed, on the host side.
 """
 import argparse
@@ -172,6 +179,44 @@ def delta(a, b):
             (a["ppp"]["rx_packets"] + a["ppp"]["tx_packets"])}
 
 
+# Kill mode's recovery: the echo streams reach pppd again once the server's
+# ppp interfaces have received this many more packets than at the kill.
+KILL_RECOVERED_PKTS = 20
+KILL_WAIT_S = 60
+
+
+def kill_step(tag, after_s):
+    """--kill-worker: SIGKILL our worker with every session streaming
+    (privsep: the monitor starts a new worker that takes them over); the
+    time until the streams reach pppd again (the snapshots' own pace is
+    its resolution), and the sessions and processes `after_s` later."""
+    before = snap(tag + "-k0")
+    t0 = time.monotonic()
+    k = snap(tag + "-kill", kind="kill-worker")
+    base = k["ppp"]["rx_packets"]
+    res = {"killed_worker": k.get("killed_worker"),
+           "ifaces_before": before["ppp_ifaces"],
+           "pppd_before": before["pppd"], "recovered_s": None,
+           "after_s": after_s}
+    i = 0
+    while time.monotonic() - t0 < KILL_WAIT_S:
+        s = snap("%s-k%d" % (tag, i))
+        i += 1
+        if s["ppp"]["rx_packets"] >= base + KILL_RECOVERED_PKTS:
+            res["recovered_s"] = time.monotonic() - t0
+            break
+    time.sleep(after_s)
+    s = snap(tag + "-kafter")
+    res.update({"ifaces_after": s["ppp_ifaces"], "pppd_after": s["pppd"],
+                "workers_after": s["by_comm"].get("pptpd-worker",
+                                                  {}).get("n", 0)})
+    print("  %s: worker %s killed: %d/%d ppp interfaces after, recovered "
+          "in %s s" % (tag, res["killed_worker"], res["ifaces_after"],
+                       res["ifaces_before"], fmt(res["recovered_s"])),
+          flush=True)
+    return res
+
+
 def drive_step(a, n):
     tag = "s%d" % n
     pre = snap(tag + "-pre", mem=True)
@@ -207,6 +252,8 @@ def drive_step(a, n):
             profile(tag + "-steady", a.perf)
         res["window"] = delta(w0, w1)
         res["pre"], res["up"] = pre, memsnap
+        if a.kill_worker:
+            res["kill"] = kill_step(tag, a.window)
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
     try:
@@ -294,6 +341,22 @@ def report(results, path):
                          fmt(w.get("guest_busy_pct"), "%.0f%%"),
                          fmt(L["lost_pct"], "%.1f%%"),
                          fmt(L["rtt_p50"], "%.0f")))
+            K = st.get("kill")
+            if K:
+                dropped = (st.get("load") or {}).get("dropped")
+                notes.append("%s N=%d: kill -9 of the worker (pid %s) "
+                             "mid-stream: %s/%s sessions' ppp interfaces "
+                             "and %s/%s pppd %g s later, %s worker; "
+                             "pptp-load: %s sessions dropped, echo loss %s "
+                             "over the whole run; streams reached pppd "
+                             "again %s s after the kill" %
+                             (kind, st["n"], K["killed_worker"],
+                              K["ifaces_after"], K["ifaces_before"],
+                              K["pppd_after"], K["pppd_before"],
+                              K["after_s"],
+                              K["workers_after"], dropped,
+                              fmt(L["lost_pct"], "%.2f%%"),
+                              fmt(K["recovered_s"], "%.2f")))
             if L["reasons"]:
                 notes.append("%s N=%d failed: %s" % (kind, st["n"],
                                                      L["reasons"]))
@@ -329,6 +392,10 @@ def main():
                    help="profile the guest (perf) during the ramp and "
                    "after the window: <bed>/snap/*.perf.txt (the profile "
                    "itself loads the guest: not for the figures' run)")
+    p.add_argument("--kill-worker", action="store_true",
+                   help="after each step's window, kill -9 our worker "
+                   "(privsep) with the sessions streaming; report how many "
+                   "survive, the echo loss and the time to recover")
     p.add_argument("--out")
     p.add_argument("--report", metavar="DIR",
                    help="print the table of an earlier run")
@@ -358,7 +425,8 @@ def main():
                 "--max-setup", str(a.max_setup),
                 "--window", str(a.window),
                 "--setup-timeout", str(a.setup_timeout),
-                "--perf", str(a.perf), "drive", js]
+                "--perf", str(a.perf)] + \
+            (["--kill-worker"] if a.kill_worker else []) + ["drive", js]
         print("== %s" % kind, flush=True)
         r = subprocess.run(argv)
         if r.returncode:

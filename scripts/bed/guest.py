@@ -376,6 +376,25 @@ def snapshot(srv_ino, anchor_pid, dev, mem):
     }
 
 
+def kill_worker(srv_ino):
+    """`snap NAME kill-worker`: SIGKILL our server's worker (privsep's
+    pptpd-worker in the server's namespace) just before the snapshot; its
+    pid, or None when there is none (Poptop, privsep no)."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        try:
+            if os.stat("/proc/%d/ns/net" % pid).st_ino != srv_ino or \
+                    read("/proc/%d/comm" % pid).strip() != "pptpd-worker":
+                continue
+            os.kill(pid, signal.SIGKILL)
+            return pid
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def write_json(path, obj):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -421,7 +440,10 @@ def serve(w, srv_ino, anchor, dev, server, echo):
                 continue
             if kind.startswith("perf"):
                 perf_profile(w, name, kind)
+            killed = kill_worker(srv_ino) if kind == "kill-worker" else None
             s = snapshot(srv_ino, anchor, dev, kind == "mem")
+            if kind == "kill-worker":
+                s["killed_worker"] = killed
             s["name"] = name
             s["server_alive"] = server.poll() is None
             write_json(os.path.join(snap, name + ".json"), s)

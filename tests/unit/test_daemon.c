@@ -1585,6 +1585,45 @@ test_worker_killed_sessions_resumed(void **state)
 	wait_for(daemon_children, 0, 8000);
 }
 
+/* A call the worker was hanging up when it died is not handed back: the
+ * monitor ends it (its pppd, deaf to SIGTERM here, gets SIGKILL after the
+ * grace), and the connection's other call is taken over. */
+static void
+test_worker_killed_hangup_not_resumed(void **state)
+{
+	struct pptp_msg r, m;
+	pool = "198.19.0.10-20";
+	setenv("FAKE_PPPD_IGNORE_TERM", "1", 1);
+	daemon_start("");
+	pid_t w1 = server_pid();
+	if (!privsep_on())
+		return;
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	pns_call(s, 2, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(daemon_children, 2, 2000);
+	pns_send_simple(s, PPTP_CCRQ, 1);   /* call 1 ending: pppd stays */
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(daemon_children(), 2);
+
+	assert_int_equal(kill(w1, SIGKILL), 0);
+	assert_int_not_equal(new_worker(w1, 5000), w1);
+	for (int i = 0; i < 300 && !log_contains("1 of 1 sessions taken over"); i++)
+		usleep(10000);
+	assert_true(log_contains("1 of 1 sessions taken over"));
+	assert_true(log_contains("monitor: 1 sessions handed to the worker"));
+	/* call 1's grace (stop-timeout, 10 s), then SIGKILL */
+	wait_for(daemon_children, 1, 15000);
+	assert_int_equal(daemon_children(), 1);
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 79;
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_ECHORP, &m, REPLY_MS), 0);
+	close(s);
+}
+
 /* A journal record that does not agree with the call the monitor hands
  * back is not believed: the call is hung up with the reason, the others
  * taken over. (The old worker parsed the network's input: it may have
@@ -4287,6 +4326,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_teardown(test_worker_killed_bad_record_hung_up,
 		    teardown),
+		cmocka_unit_test_teardown(test_worker_killed_hangup_not_resumed,
+		    teardown_quiet),
 		cmocka_unit_test_teardown(test_worker_replaced_clamps_as_reloaded,
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_worker_crash_loop_stops,

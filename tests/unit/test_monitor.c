@@ -272,8 +272,11 @@ test_bad_fields_refused(void **state)
 	n = encoded(MON_CALL_START, buf);
 	be16_put(buf + MON_HDR_LEN + 4, 0x8000);
 	refused(buf, n, NULL, 0, "unknown call flags");
+	n = encoded(MON_CALL_RESUME, buf);
+	be16_put(buf + MON_HDR_LEN + 6, 1);
+	refused(buf, n, (int[]){ 100, 101 }, 2, "reserved field not zero");
 	n = encoded(MON_CALL_HANGUP, buf);
-	buf[MON_HDR_LEN + 3] = MON_HANGUP_KILL + 1;
+	buf[MON_HDR_LEN + 3] = MON_HANGUP_DROP + 1;
 	refused(buf, n, NULL, 0, "unknown hang-up");
 	n = encoded(MON_CALL_HANGUP, buf);
 	buf[MON_HDR_LEN + 2] = REPORT_CAUSE_REPLACED + 1;
