@@ -34,6 +34,7 @@ usage(FILE *f)
 	    "  kill user NAME              hang up every session of that user\n"
 	    "  kill address ADDR           ... of that client or tunnel address\n"
 	    "  reload                      re-read pptpd.conf; nothing is dropped\n"
+	    "  upgrade                     the installed pptpd takes over; nothing is dropped\n"
 	    "  metrics                     (not supported yet)\n"
 	    "  -s PATH  the daemon's control socket (default %s)\n"
 	    "exit: 0 ok, 1 no such session, 2 usage, 3 pptpd not running, 4 error,\n"
@@ -73,7 +74,8 @@ build_request(int argc, char **argv, char *req, size_t len)
 			return -1;
 		}
 	if ((strcmp(cmd, "status") == 0 || strcmp(cmd, "reload") == 0 ||
-	    strcmp(cmd, "metrics") == 0) && argc == 1)
+	    strcmp(cmd, "upgrade") == 0 || strcmp(cmd, "metrics") == 0) &&
+	    argc == 1)
 		n = snprintf(req, len, "%s\n", cmd);
 	else if (strcmp(cmd, "sessions") == 0 && argc == 1)
 		n = snprintf(req, len, "sessions\n");

@@ -520,6 +520,25 @@ ctl_cmd_reload(struct ctl_conn *cc, struct ctl_out *o, const char **msg)
 	return NULL;
 }
 
+/* The installed binary takes over (upgrade.h): the answer goes out
+ * before the worker leaves. */
+static const char *
+ctl_cmd_upgrade(struct ctl_conn *cc, struct ctl_out *o, const char **msg)
+{
+	static char err[512];
+	const struct ctl_env *s = &cc->ctl->env;
+
+	log_msg(LOG_NOTICE, "ctl: upgrade asked by uid %u pid %d",
+	    (unsigned)cc->uid, (int)cc->pid);
+	if (s->upgrade(s->arg, err, sizeof(err)) < 0) {
+		*msg = err;
+		return CTL_ERR_REFUSED;
+	}
+	out_printf(o, "upgrading: the installed pptpd takes over the "
+	    "sessions\n");
+	return NULL;
+}
+
 /* `rest` is what follows `word`: "" when the request is the word alone. */
 static int
 ctl_word(const char *req, const char *word, const char **rest)
@@ -567,6 +586,8 @@ ctl_dispatch(struct ctl_conn *cc, char *req, struct ctl_out *body,
 		return ctl_cmd_kill(cc, body, rest, msg);
 	} else if (ctl_word(req, "reload", &rest) && *rest == '\0') {
 		return ctl_cmd_reload(cc, body, msg);
+	} else if (ctl_word(req, "upgrade", &rest) && *rest == '\0') {
+		return ctl_cmd_upgrade(cc, body, msg);
 	} else if (ctl_word(req, "metrics", &rest) && *rest == '\0') {
 		*msg = "not supported yet";
 		return CTL_ERR_UNSUPPORTED;

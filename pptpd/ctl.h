@@ -34,6 +34,9 @@ struct ctl_env {
 	/* `pptpctl reload`: the same as SIGHUP's; 0, or -1 with `err` set
 	 * ("file:line: reason"). */
 	int               (*reload)(void *arg, char *err, size_t errlen);
+	/* `pptpctl upgrade`: the installed binary takes over (privsep);
+	 * 0 (the worker leaves once it has answered), or -1 with `err`. */
+	int               (*upgrade)(void *arg, char *err, size_t errlen);
 	void               *arg;
 };
 

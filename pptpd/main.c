@@ -30,6 +30,8 @@
 #include "pptpd/pool.h"
 #include "pptpd/sandbox.h"
 #include "pptpd/server.h"
+#include "pptpd/upgrade.h"
+#include "proto/handover.h"
 #include "pptpd/version.h"
 
 /* Exit statuses (pptpd(8)): 1 the daemon could not start or failed (cannot
@@ -66,6 +68,19 @@ struct opts {
 	const char *conf_file;
 	const char *option, *listen, *pidfile, *ppp, *speed;
 	int         connections, stimeout, foreground, debug, noipparam, logwtmp;
+	int         handover_version;   /* --handover-version: print, exit */
+	int         resume_fd;          /* --resume FD: an upgrade's; -1 */
+	char *const *argv;              /* as started: an upgrade runs it again */
+	char        exe[PATH_MAX];      /* ... this binary, as installed */
+};
+
+/* Long options only: what an upgrade asks of the installed binary and
+ * hands it (upgrade.h); not for people. */
+enum { OPT_HANDOVER_VERSION = 256, OPT_RESUME };
+static const struct option long_opts[] = {
+	{ "handover-version", no_argument, NULL, OPT_HANDOVER_VERSION },
+	{ "resume", required_argument, NULL, OPT_RESUME },
+	{ NULL, 0, NULL, 0 },
 };
 
 static void
@@ -87,7 +102,9 @@ usage(FILE *f)
 	    "  -f       stay in the foreground, log to stderr\n"
 	    "  -d       debug logging\n"
 	    "  -v       print the version and exit\n"
-	    "  -h       this help\n", CONF_DEFAULT_FILE);
+	    "  -h       this help\n"
+	    "  --handover-version  the hand-over this binary reads (pptpctl upgrade)\n",
+	    CONF_DEFAULT_FILE);
 }
 
 static int
@@ -106,8 +123,17 @@ static int
 parse_args(int argc, char **argv, struct opts *o)
 {
 	int ch;
-	while ((ch = getopt(argc, argv, "bc:dDe:fhil:o:p:s:t:vwC:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "bc:dDe:fhil:o:p:s:t:vwC:",
+	    long_opts, NULL)) != -1) {
 		switch (ch) {
+		case OPT_HANDOVER_VERSION: o->handover_version = 1; break;
+		case OPT_RESUME:
+			if (parse_int(optarg, 3, INT_MAX, &o->resume_fd) < 0) {
+				fprintf(stderr, "pptpd: --resume: bad descriptor "
+				    "'%s'\n", optarg);
+				return -1;
+			}
+			break;
 		case 'c': o->conf_file = optarg; break;
 		case 'o': o->option = optarg; break;
 		case 'l': o->listen = optarg; break;
@@ -383,6 +409,15 @@ struct reloader {
 	struct drop_user   user;   /* privsep: the worker's (privsep-user) */
 	struct server_facts facts; /* privsep: what the first startup learnt */
 	int                journal;   /* privsep, in the monitor: the memfd */
+	/* After an upgrade's execve (--resume): what the monitor before
+	 * handed over; journal -1 otherwise. */
+	struct {
+		int                   journal;
+		struct handover_call *calls;
+		size_t                n;
+		uint32_t              generation;
+	} resumed;
+	struct loop_timer  leave;     /* the worker's exit for an upgrade */
 	int                monitor_lost;
 	/* -c made absolute before daemon() leaves the working directory */
 	char               path[PATH_MAX];
@@ -499,6 +534,35 @@ refuse:
 	return -1;
 }
 
+/* The worker, after answering `pptpctl upgrade`: it goes, without a word
+ * to any session (they are the next worker's), once its answers are out. */
+#define WORKER_LEAVE_MS 300
+static void
+worker_leave(void *arg)
+{
+	(void)arg;
+	log_msg(LOG_NOTICE, "worker: leaving for the upgrade");
+	log_close();
+	_exit(0);
+}
+
+/* `pptpctl upgrade`, in the worker. */
+static int
+worker_upgrade(void *arg, char *err, size_t errlen)
+{
+	struct reloader *r = arg;
+
+	if (r->ml == NULL) {
+		snprintf(err, errlen, "an upgrade needs privsep yes (the "
+		    "monitor holds the sessions across it)");
+		return -1;
+	}
+	if (monlink_upgrade(r->ml, err, errlen) < 0)
+		return -1;
+	loop_timer_set(r->s->loop, &r->leave, WORKER_LEAVE_MS, worker_leave, r);
+	return 0;
+}
+
 static void
 worker_pppd_exited(void *arg, uint16_t call_id, pid_t pid, int status)
 {
@@ -527,22 +591,42 @@ fd_cmp(const void *a, const void *b)
 	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
+/* `resumed`: the monitor's own, after an upgrade: the descriptors of the
+ * calls handed over stay too. */
 static void
-monitor_close_others(int sock, int pid_fd, int journal, const struct reloader *r)
+monitor_close_others(int sock, int pid_fd, int journal,
+    const struct reloader *r, int resumed)
 {
-	int keep[3] = { sock, pid_fd, journal };
+	size_t n = 3 + (resumed ? 3 * r->resumed.n : 0), k = 3;
+	int fixed[3] = { sock, pid_fd, journal };
+	int *keep = n > 3 ? calloc(n, sizeof(*keep)) : fixed;
 	unsigned from = 3;
 
-	qsort(keep, 3, sizeof(keep[0]), fd_cmp);   /* closed between, in order */
+	if (keep == NULL) {   /* nothing is closed: better than a session */
+		log_msg(LOG_WARNING, "monitor: out of memory: descriptors of "
+		    "the server kept");
+		return;
+	}
+	if (keep != fixed) {
+		memcpy(keep, fixed, sizeof(fixed));
+		for (size_t i = 0; i < r->resumed.n; i++) {
+			keep[k++] = r->resumed.calls[i].conn;
+			keep[k++] = r->resumed.calls[i].report;
+			keep[k++] = r->resumed.calls[i].pty;
+		}
+	}
+	qsort(keep, n, sizeof(keep[0]), fd_cmp);   /* closed between, in order */
 	log_close();
-	for (int i = 0; i < 3; i++) {
-		if (keep[i] < 0)
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0 || (unsigned)keep[i] < from)
 			continue;
 		if ((unsigned)keep[i] > from)
 			close_range(from, (unsigned)keep[i] - 1, 0);
 		from = (unsigned)keep[i] + 1;
 	}
 	close_range(from, ~0U, 0);
+	if (keep != fixed)
+		free(keep);
 	log_open("pptpd", r->o->foreground, r->conf->debug);
 }
 
@@ -550,8 +634,24 @@ monitor_close_others(int sock, int pid_fd, int journal, const struct reloader *r
  * before the first worker is forked, which inherits the mapping. Its
  * descriptor, or -1 with err set. */
 static int
-privsep_journal(void **map, char *err, size_t errlen)
+privsep_journal(const struct reloader *r, void **map, char *err,
+    size_t errlen)
 {
+	const char *why = NULL;
+
+	if (r->resumed.journal >= 0) {
+		/* the monitor before the upgrade's: the old worker's records */
+		*map = mmap(NULL, journal_size(), PROT_READ | PROT_WRITE,
+		    MAP_SHARED, r->resumed.journal, 0);
+		if (*map == MAP_FAILED)
+			why = strerror(errno);
+		else if (journal_check(*map, journal_size(), &why) < 0)
+			munmap(*map, journal_size());
+		if (why == NULL)
+			return r->resumed.journal;
+		snprintf(err, errlen, "the journal handed over: %s", why);
+		return -1;
+	}
 	int fd = memfd_create("pptpd-journal", MFD_CLOEXEC);
 
 	*map = MAP_FAILED;
@@ -631,7 +731,7 @@ worker_again(struct reloader *r, int sock)
 
 	/* Not the worker's: the monitor's signalfd, the pid file, the
 	 * sessions' copies. */
-	monitor_close_others(sock, -1, r->journal, r);
+	monitor_close_others(sock, -1, r->journal, r, 0);
 	jmap = mmap(NULL, journal_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
 	    r->journal, 0);
 	close(r->journal);
@@ -650,6 +750,7 @@ worker_again(struct reloader *r, int sock)
 		;
 	else {
 		r->s->reload = reload;
+		r->s->upgrade = worker_upgrade;
 		r->s->reload_arg = r;
 		started = 1;
 		rc = serve(r, loop);
@@ -690,6 +791,31 @@ worker_respawn(void *arg, int *sock)
 /* privsep yes: fork the worker, which returns 0 to run the server with
  * the link in r->ml; the monitor returns 1 with *rc its exit status. -1
  * with err set: neither could start. */
+/* ADMIN upgrade, in the monitor: may the installed binary take over? */
+static int
+monitor_upgrade_check(void *arg, char *err, size_t errlen)
+{
+	const struct reloader *r = arg;
+	return upgrade_check(r->o->exe, err, errlen);
+}
+
+/* ... it may, and the worker has left: this process becomes it. */
+static void
+monitor_upgrade_exec(void *arg, const struct handover_call *calls, size_t n,
+    uint32_t generation)
+{
+	const struct reloader *r = arg;
+	int err;
+
+	log_msg(LOG_NOTICE, "monitor: upgrade: executing %s with %zu sessions",
+	    r->o->exe, n);
+	log_close();
+	upgrade_exec(r->o->exe, r->o->argv, r->journal, calls, n, generation);
+	err = errno;
+	log_open("pptpd", r->o->foreground, r->conf->debug);
+	errno = err;
+}
+
 static int
 privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
     char *err, size_t errlen)
@@ -698,7 +824,7 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 	int sv[2], journal;
 	void *jmap;
 
-	if ((journal = privsep_journal(&jmap, err, errlen)) < 0)
+	if ((journal = privsep_journal(r, &jmap, err, errlen)) < 0)
 		return -1;
 	/* Held from here, so that neither side dies of a signal before it
 	 * reads them (the monitor's signalfd, the worker's loop). */
@@ -726,7 +852,11 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 		struct monitor_env env = { .conf = r->conf, .worker = w,
 			.worker_uid = r->user.uid, .sock = sv[0],
 			.reload = monitor_reload, .files = monitor_files,
-			.reload_arg = r, .respawn = worker_respawn };
+			.reload_arg = r, .respawn = worker_respawn,
+			.upgrade_check = monitor_upgrade_check,
+			.upgrade_exec = monitor_upgrade_exec,
+			.resumed = r->resumed.calls, .nresumed = r->resumed.n,
+			.generation = r->resumed.generation };
 		/* The monitor never reads the journal; it keeps the memfd for
 		 * a worker after this one (doc/design/privsep.md, step 3). */
 		munmap(jmap, journal_size());
@@ -736,7 +866,7 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 		env.clamping = r->facts.clamping;
 		env.shaping = r->facts.shaping;
 		r->journal = journal;
-		monitor_close_others(sv[0], *pid_fd, journal, r);
+		monitor_close_others(sv[0], *pid_fd, journal, r, 1);
 		log_msg(LOG_NOTICE, "monitor: the worker is pid %d", (int)w);
 		*rc = monitor_run(&env);   /* closes sv[0], or its successor */
 		close(journal);
@@ -744,6 +874,15 @@ privsep_split(struct reloader *r, struct loop *loop, int *pid_fd, int *rc,
 	}
 	close(sv[0]);
 	close(journal);   /* the mapping stays */
+	/* What the monitor before an upgrade handed over is the monitor's:
+	 * this worker gets its own copies with CALL_RESUME. */
+	for (size_t i = 0; i < r->resumed.n; i++) {
+		struct handover_call *c = &r->resumed.calls[i];
+		int fds[] = { c->conn, c->report, c->pty };
+		for (size_t k = 0; k < 3; k++)
+			if (fds[k] >= 0)
+				close(fds[k]);
+	}
 	/* The pid file is root's and the monitor's (its lock stays with the
 	 * monitor's copy): a worker that could write it could name the pid
 	 * root's tools signal. */
@@ -811,14 +950,24 @@ run(struct conf *conf, const struct opts *o)
 	const char *pidfile = (!o->foreground || o->pidfile) ? conf->pidfile : NULL;
 	const char *reason = NULL;
 	struct server *s = NULL;
-	struct reloader reloader = { .conf = conf, .o = o };
+	struct reloader reloader = { .conf = conf, .o = o,
+		.resumed.journal = -1 };
 	struct loop *loop = loop_new();
 	int rc = EXIT_FAIL, pid_fd = -1, split = 0, found = 0;
 
 	if (realpath(o->conf_file, reloader.path) == NULL)
 		snprintf(reloader.path, sizeof(reloader.path), "%s", o->conf_file);
 
-	if (loop == NULL) {
+	if (o->resume_fd >= 0 && upgrade_take(o->resume_fd,
+	    &reloader.resumed.journal, &reloader.resumed.calls,
+	    &reloader.resumed.n, &reloader.resumed.generation, err,
+	    sizeof(err)) < 0) {
+		reason = err;
+	} else if (o->resume_fd >= 0 && !conf->privsep) {
+		snprintf(err, sizeof(err), "an upgrade's sessions need privsep "
+		    "yes (the configuration now says no)");
+		reason = err;
+	} else if (loop == NULL) {
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
 		reason = err;
 	} else if (conf->privsep && (found = drop_user_find(conf->privsep_user,
@@ -834,13 +983,16 @@ run(struct conf *conf, const struct opts *o)
 	} else if ((s = server_new(conf, loop, conf->privsep ?
 	    reloader.user.uid : geteuid(), NULL, err, sizeof(err))) == NULL) {
 		reason = err;
-	} else if (!o->foreground && daemon(0, 0) < 0) {
+	} else if (!o->foreground && o->resume_fd < 0 && daemon(0, 0) < 0) {
+		/* (after an upgrade's execve the process stays: its pid is
+		 * the one pppd, systemd and the pid file know) */
 		snprintf(err, sizeof(err), "cannot daemonise: %s", strerror(errno));
 		reason = err;
 	}
 	if (reason == NULL) {
 		reloader.s = s;
 		s->reload = reload;
+		s->upgrade = worker_upgrade;
 		s->reload_arg = &reloader;
 		if (!o->foreground)
 			log_open("pptpd", 0, conf->debug);
@@ -874,6 +1026,7 @@ run(struct conf *conf, const struct opts *o)
 	monlink_free(reloader.ml);
 	server_free(s);
 	loop_free(loop);
+	free(reloader.resumed.calls);
 	/* The worker's copy of the lock: the monitor's to remove. */
 	pidfile_release(pid_fd, conf->pidfile, reloader.ml == NULL);
 	return rc;
@@ -882,13 +1035,20 @@ run(struct conf *conf, const struct opts *o)
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .conf_file = CONF_DEFAULT_FILE };
+	struct opts o = { .conf_file = CONF_DEFAULT_FILE, .resume_fd = -1,
+		.argv = argv };
 	struct conf conf;
 	char err[CONF_ERR_LEN > PEERS_ERR_MAX ? CONF_ERR_LEN : PEERS_ERR_MAX];
 	int rc = EXIT_CONFIG;
 
 	if (parse_args(argc, argv, &o) < 0)
 		return EXIT_CONFIG;
+	if (o.handover_version) {
+		printf("%d\n", HANDOVER_VERSION);
+		return 0;
+	}
+	if (upgrade_exe(o.exe) < 0)
+		snprintf(o.exe, sizeof(o.exe), "%s", argv[0]);
 	conf_init(&conf);
 	if (conf_load(&conf, o.conf_file, err, sizeof(err)) < 0)
 		fprintf(stderr, "pptpd: %s\n", err);

@@ -37,6 +37,7 @@
 #include "pptpd/prefix6.h"
 #include "pptpd/route6.h"
 #include "pptpd/shaper.h"
+#include "proto/handover.h"
 #include "proto/monitor.h"
 #include "proto/msg.h"
 #include "common/strclean.h"
@@ -101,6 +102,10 @@ struct monitor {
 	uint32_t           generation;  /* workers started */
 	uint64_t           respawned[MONITOR_RESPAWNS];   /* when (ms), a ring */
 	monitor_respawn_fn respawn;
+	monitor_upgrade_check_fn upgrade_check;
+	monitor_upgrade_exec_fn  upgrade_exec;
+	int                upgrading;   /* the worker is leaving for an upgrade */
+	uint64_t           upgrade_at;  /* ... SIGKILLed then if it has not (ms) */
 	struct ratelimit   rl;
 	struct ratelimit   rl_notify;   /* what goes to systemd, whatever the
 	                                 * worker asks (notify.h's promise) */
@@ -830,10 +835,42 @@ monitor_text(char text[MON_TEXT], const char *reason)
 	    MON_TEXT - sizeof(STRCLEAN_MORE));
 }
 
+/* How long a worker told to leave for an upgrade has to exit. */
+#define MONITOR_UPGRADE_MS  5000
+
+/* ADMIN upgrade: the installed binary is asked whether it can take over;
+ * if so the worker is told (RESULT OK: it answers pptpctl and exits) and
+ * the monitor re-executes once it has gone (monitor_upgrade). */
+static void
+monitor_admin_upgrade(struct monitor *m, const struct mon_msg *r)
+{
+	char err[MON_TEXT] = "", text[MON_TEXT];
+
+	if (m->upgrade_check == NULL)
+		snprintf(err, sizeof(err), "no upgrade in this mode");
+	else if (m->upgrading)
+		snprintf(err, sizeof(err), "an upgrade is under way");
+	else if (m->upgrade_check(m->reload_arg, err, sizeof(err)) == 0) {
+		log_msg(LOG_NOTICE, "monitor: upgrade: the worker (pid %d) "
+		    "leaves, %zu sessions are handed over", (int)m->worker,
+		    m->ncalls);
+		m->upgrading = 1;
+		m->upgrade_at = monitor_now() + MONITOR_UPGRADE_MS;
+		monitor_result(m, r->seq, MON_OK, "");
+		return;
+	}
+	log_msg(LOG_WARNING, "monitor: upgrade refused: %s", err);
+	monitor_result(m, r->seq, MON_ERR_REFUSED, monitor_text(text, err));
+}
+
 static void
 monitor_admin(struct monitor *m, const struct mon_msg *r)
 {
 	char err[MON_TEXT] = "", text[MON_TEXT];
+	if (r->u.admin.what == MON_ADMIN_UPGRADE) {
+		monitor_admin_upgrade(m, r);
+		return;
+	}
 	if (r->u.admin.what != MON_ADMIN_RELOAD) {
 		monitor_result(m, r->seq, MON_ERR_REFUSED, "not in this version");
 		return;
@@ -1129,6 +1166,14 @@ monitor_live(const struct monitor *m)
 static void
 monitor_worker_exited(struct monitor *m, int status)
 {
+	if (m->upgrading) {
+		/* (what it was hanging up ends here; the rest is handed on) */
+		m->worker_status = status;
+		for (size_t i = 0; i < m->ncalls; i++)
+			m->calls[i].handed = 0;
+		monitor_orphan_all(m, 1);
+		return;
+	}
 	size_t n = monitor_live(m);
 	int respawn = monitor_may_respawn(m, status);
 	const char *fate = respawn ? "a new worker takes over" : "ending";
@@ -1151,6 +1196,81 @@ monitor_worker_exited(struct monitor *m, int status)
 		return;
 	}
 	monitor_orphan_all(m, 0);
+}
+
+/* Call `c` as the next monitor gets it (handover.h). */
+static void
+monitor_handover_call(const struct mcall *c, struct handover_call *h)
+{
+	*h = (struct handover_call){ .id = c->id, .peer_id = c->peer_id,
+		.flags = c->flags | (c->guarded ? HANDOVER_F_GUARDED : 0) |
+		(c->orphan ? HANDOVER_F_ORPHAN : 0),
+		.pid = c->pid, .local = c->local.s_addr,
+		.remote = c->remote.s_addr, .client = c->client.s_addr,
+		.conn = c->conn, .report = c->report, .pty = c->pty,
+		.shaped = c->shaped };
+}
+
+/* The worker has left for an upgrade: the installed binary takes over
+ * this process (upgrade_exec). If that fails, a new worker of this
+ * binary takes the sessions over instead. */
+static void
+monitor_upgrade(struct monitor *m)
+{
+	struct handover_call *h = calloc(m->ncalls ? m->ncalls : 1, sizeof(*h));
+
+	m->upgrading = 0;
+	if (h != NULL) {
+		for (size_t i = 0; i < m->ncalls; i++)
+			monitor_handover_call(&m->calls[i], &h[i]);
+		m->upgrade_exec(m->reload_arg, h, m->ncalls, m->generation);
+		log_msg(LOG_ERR, "monitor: upgrade failed: %s; this binary "
+		    "carries on", strerror(errno));
+		free(h);
+	} else
+		log_msg(LOG_ERR, "monitor: upgrade failed: out of memory");
+	if (monitor_respawn(m) < 0)
+		monitor_orphan_all(m, 0);
+}
+
+/* After an upgrade's execve: the calls the monitor before had, ours
+ * again, for the first worker to take over; a call in the GRE guard is
+ * put in this monitor's guard (a new one, empty). Clamping is made
+ * again when the worker names each interface; the /64 routes stay in
+ * the kernel (routed again by the worker). */
+static void
+monitor_take_over(struct monitor *m, const struct handover_call *h, size_t n)
+{
+	char why[256];
+	uint64_t kill_at = monitor_now() + monitor_grace_ms(m);
+
+	for (size_t i = 0; i < n; i++) {
+		if (m->ncalls == m->cap && monitor_grow(m) < 0) {
+			log_msg(LOG_CRIT, "monitor: out of memory taking over "
+			    "call %u", h[i].id);
+			continue;
+		}
+		struct mcall c = { .id = h[i].id, .peer_id = h[i].peer_id,
+			.pid = h[i].pid, .local.s_addr = h[i].local,
+			.remote.s_addr = h[i].remote, .client.s_addr = h[i].client,
+			.conn = h[i].conn, .report = h[i].report, .pty = h[i].pty,
+			.flags = (uint16_t)(h[i].flags & MON_CALL_FLAGS),
+			.shaped = h[i].shaped };
+		if ((h[i].flags & HANDOVER_F_GUARDED) && m->guard != NULL) {
+			if (kguard_add(m->guard, c.client, c.id, why,
+			    sizeof(why)) == 0)
+				c.guarded = 1;
+			else
+				log_msg(LOG_WARNING, "monitor: call %u not guarded "
+				    "after the upgrade: %s", c.id, why);
+		}
+		m->calls[m->ncalls++] = c;
+		if (h[i].flags & HANDOVER_F_ORPHAN)
+			monitor_orphan(m, &m->calls[m->ncalls - 1], kill_at);
+	}
+	if (n > 0)
+		log_msg(LOG_NOTICE, "monitor: %zu sessions taken over from the "
+		    "monitor before the upgrade", n);
 }
 
 /* A grace is over: the orphans whose grace it was get SIGKILL (and
@@ -1239,7 +1359,9 @@ monitor_run(const struct monitor_env *env)
 		.worker_uid = env->worker_uid, .worker_status = -1,
 		.sock = sock, .reload = env->reload, .files = env->files,
 		.reload_arg = env->reload_arg, .kernel_path = env->kernel_path,
-		.respawn = env->respawn, .generation = 1 };
+		.respawn = env->respawn, .upgrade_check = env->upgrade_check,
+		.upgrade_exec = env->upgrade_exec,
+		.generation = env->generation + 1 };
 	sigset_t set;
 
 	ratelimit_init(&m.rl, LOG_RL_BURST, LOG_RL_PERIOD_MS);
@@ -1262,20 +1384,34 @@ monitor_run(const struct monitor_env *env)
 		close(sock);
 		return 1;
 	}
+	monitor_take_over(&m, env->resumed, env->nresumed);
 	monitor_pool_build(&m);
 	monitor_mss_open(&m, env->clamping);
 	monitor_shaper_open(&m, env->shaping);
 	monitor_reap(&m);   /* a SIGCHLD before the signalfd */
-	while (m.worker_status < 0 || m.ncalls > 0) {
+	while (m.worker_status < 0 || m.ncalls > 0 || m.upgrading) {
+		if (m.upgrading && m.worker_status >= 0)
+			monitor_upgrade(&m);
 		struct pollfd p[2] = { { m.sigfd, POLLIN, 0 },
 			{ m.worker_status < 0 && !m.sock_gone ? m.sock : -1,
 			  POLLIN, 0 } };
 		int timeout = -1;
+		uint64_t now = monitor_now();
 		if (m.grace_end != 0) {
-			uint64_t now = monitor_now();
 			if (now >= m.grace_end)
 				monitor_grace_over(&m, now);
 			timeout = m.grace_end != 0 ? (int)(m.grace_end - now) : -1;
+		}
+		if (m.upgrading && m.worker_status < 0) {
+			if (now >= m.upgrade_at) {
+				log_msg(LOG_WARNING, "monitor: upgrade: the worker "
+				    "(pid %d) has not left: killing it",
+				    (int)m.worker);
+				monitor_kill_worker(&m, SIGKILL);
+				m.upgrade_at = now + MONITOR_UPGRADE_MS;
+			}
+			int left = (int)(m.upgrade_at - now);
+			timeout = timeout < 0 || left < timeout ? left : timeout;
 		}
 		if (poll(p, 2, timeout) < 0 && errno != EINTR)
 			break;

@@ -27,6 +27,7 @@
 #define PPTPD_MONITOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct conf;
@@ -45,6 +46,17 @@ typedef int (*monitor_files_fn)(void *arg, struct fileset *fs, char *err,
  * monitor's end of its socketpair; -1 when it cannot be forked. The child
  * never returns. */
 typedef pid_t (*monitor_respawn_fn)(void *arg, int *sock);
+
+struct handover_call;
+
+/* `pptpctl upgrade` (ADMIN upgrade): may the installed binary take over?
+ * 0, or -1 with err set (it speaks another hand-over, or is not there). */
+typedef int (*monitor_upgrade_check_fn)(void *arg, char *err, size_t errlen);
+/* Re-execute the installed binary with these calls (`n`, oldest first;
+ * their descriptors stay open across the execve) and the generation of
+ * workers so far. Returns only when that failed (errno). */
+typedef void (*monitor_upgrade_exec_fn)(void *arg,
+    const struct handover_call *calls, size_t n, uint32_t generation);
 
 /* What the monitor is handed when the worker is forked. */
 struct monitor_env {
@@ -71,6 +83,15 @@ struct monitor_env {
 	void              *reload_arg; /* both's, and respawn's */
 	/* NULL: a dead worker ends the monitor (after its sessions) */
 	monitor_respawn_fn respawn;
+	/* NULL: no upgrade (ADMIN upgrade refused) */
+	monitor_upgrade_check_fn upgrade_check;
+	monitor_upgrade_exec_fn  upgrade_exec;
+	/* After an upgrade's execve: the calls the monitor before had (their
+	 * descriptors ours now), handed to the first worker, and the
+	 * generation of workers started before it. */
+	const struct handover_call *resumed;
+	size_t             nresumed;
+	uint32_t           generation;
 };
 
 /* Run the monitor until its worker has exited and every pppd is reaped.

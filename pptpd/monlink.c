@@ -565,13 +565,29 @@ monlink_files(struct monlink *ml, char *err, size_t errlen)
 	return NULL;
 }
 
+static int monlink_admin(struct monlink *ml, uint16_t what, char *err,
+    size_t errlen);
+
 int
 monlink_reload(struct monlink *ml, char *err, size_t errlen)
+{
+	return monlink_admin(ml, MON_ADMIN_RELOAD, err, errlen);
+}
+
+int
+monlink_upgrade(struct monlink *ml, char *err, size_t errlen)
+{
+	return monlink_admin(ml, MON_ADMIN_UPGRADE, err, errlen);
+}
+
+/* ADMIN `what` (MON_ADMIN_*): 0, or -1 with err set. */
+static int
+monlink_admin(struct monlink *ml, uint16_t what, char *err, size_t errlen)
 {
 	struct mon_msg r = { .type = MON_ADMIN }, a;
 	const char *why = NULL;
 
-	r.u.admin.what = MON_ADMIN_RELOAD;
+	r.u.admin.what = what;
 	if (monlink_request(ml, &r, &a, &why) < 0) {
 		snprintf(err, errlen, "%s", why);
 		return -1;
@@ -579,7 +595,7 @@ monlink_reload(struct monlink *ml, char *err, size_t errlen)
 	if (a.type != MON_RESULT || a.u.result.status != MON_OK) {
 		monlink_refusal(err, errlen, "the monitor", a.type == MON_RESULT ?
 		    a.u.result.status : MON_ERR_FAILED, a.type == MON_RESULT ?
-		    a.u.result.text : "it did not answer the reload");
+		    a.u.result.text : "it did not answer");
 		mon_close_fds(&a);
 		return -1;
 	}

@@ -45,6 +45,9 @@ void monlink_notify(void *ml, enum notify_state state, unsigned sessions,
 /* The monitor re-reads the configuration too (pptpd.conf names pppd and
  * its options). 0, or -1 with err set. */
 int monlink_reload(struct monlink *ml, char *err, size_t errlen);
+/* `pptpctl upgrade`: the monitor checks the installed binary; 0 when it
+ * will take over once this worker has gone, or -1 with err set. */
+int monlink_upgrade(struct monlink *ml, char *err, size_t errlen);
 /* RELOAD_FILES: the files a reload reads, opened by the monitor, as a
  * replaying fileset.h set (free with fileset_free); NULL with err set. */
 struct fileset *monlink_files(struct monlink *ml, char *err, size_t errlen);

@@ -390,13 +390,26 @@ server_ctrls_init(struct server *s)
 	s->ctrls.arg = s;
 }
 
+/* `pptpctl upgrade` */
+static int
+server_upgrade(void *arg, char *err, size_t errlen)
+{
+	struct server *s = arg;
+	if (s->upgrade == NULL) {
+		snprintf(err, errlen, "no upgrade in this mode");
+		return -1;
+	}
+	return s->upgrade(s->reload_arg, err, errlen);
+}
+
 static int
 server_ctl_open(struct server *s, char *err, size_t errlen)
 {
 	const struct ctl_env env = {
 		.loop = s->loop, .conf = s->conf, .calls = &s->calls,
 		.ctrls = &s->ctrls, .gre = s->gre, .started_ms = s->started_ms,
-		.reload = server_reload_files, .arg = s,
+		.reload = server_reload_files, .upgrade = server_upgrade,
+		.arg = s,
 	};
 	return ctl_open(&s->ctl, &env, err, errlen);
 }

@@ -51,7 +51,10 @@ struct server {
 	/* SIGHUP and `pptpctl reload`: main.c reads the files, then calls
 	 * server_reload(). 0, or -1 with err set ("file:line: reason"). */
 	int              (*reload)(void *arg, char *err, size_t errlen);
-	void              *reload_arg;
+	/* `pptpctl upgrade`: main.c asks the monitor (privsep). 0, or -1
+	 * with err set. NULL: none. */
+	int              (*upgrade)(void *arg, char *err, size_t errlen);
+	void              *reload_arg;   /* both's */
 };
 
 /* What the first startup learnt by opening them, under privsep handed

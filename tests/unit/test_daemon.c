@@ -2186,6 +2186,14 @@ ctl_out_has(const char *needle)
 static int
 ctl_out_contains(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+static int
+file_contains_ctl_err(const char *needle)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/ctl.err", tmpdir);
+	return file_contains(path, needle);
+}
+
 /* The same, showing the output when the needle is not there. */
 static int
 ctl_out_contains(const char *fmt, ...)
@@ -2204,6 +2212,63 @@ ctl_out_contains(const char *fmt, ...)
 			print_message("(no output)\n");
 	}
 	return found;
+}
+
+/* `pptpctl upgrade` (privsep): the monitor re-executes its binary in its
+ * own process, which takes the session over: the same pid, a new worker,
+ * the client's connection answered by it, pppd runs on, a clear ends the
+ * call as ever; pptpctl works. Without privsep it is refused. */
+static void
+test_upgrade_keeps_sessions(void **state)
+{
+	struct pptp_msg r, m;
+	char want[160];
+	setenv("FAKE_PPPD_UP_USER", "alice", 1);
+	daemon_start("");
+	pid_t w1 = server_pid();
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	uint16_t id = r.u.ocrp.call_id;
+	wait_for(daemon_children, 1, 2000);
+	for (int i = 0; i < SESSION_WAIT_TICKS && !log_contains("session start"); i++)
+		usleep(10000);
+	if (!privsep_on()) {
+		assert_int_equal(pptpctl("upgrade"), 4);
+		assert_true(file_contains_ctl_err("an upgrade needs privsep yes"));
+		close(s);
+		return;
+	}
+	assert_int_equal(pptpctl("upgrade"), 0);
+	assert_true(ctl_out_contains("upgrading: the installed pptpd takes over"));
+	for (int i = 0; i < 500 && !log_contains("sessions taken over from the "
+	    "monitor before the upgrade"); i++)
+		usleep(10000);
+	assert_true(log_contains("monitor: 1 sessions taken over from the "
+	    "monitor before the upgrade"));
+	assert_int_equal(waitpid(daemon_pid, NULL, WNOHANG), 0);   /* the same */
+	pid_t w2 = new_worker(w1, 5000);
+	assert_int_not_equal(w2, w1);
+	assert_int_not_equal(w2, daemon_pid);
+	for (int i = 0; i < 300 && !log_contains("1 of 1 sessions taken over"); i++)
+		usleep(10000);
+	assert_true(log_contains("1 of 1 sessions taken over"));
+	snprintf(want, sizeof(want), "call %u/1 127.0.0.1:", id);
+	assert_true(log_contains(want));
+
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 80;
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_ECHORP, &m, REPLY_MS), 0);
+	assert_int_equal(daemon_children(), 1);   /* pppd runs on */
+	assert_int_equal(pptpctl("sessions"), 0);
+	assert_true(ctl_out_contains("alice"));
+
+	pns_send_simple(s, PPTP_CCRQ, 1);
+	assert_int_equal(pns_expect(s, PPTP_CDN, &m, REPLY_MS), 0);
+	assert_int_equal(m.u.cdn.call_id, id);
+	wait_for(daemon_children, 0, 8000);
+	close(s);
 }
 
 /* Polls pptpctl status until the pool line reads `want`. */
@@ -4327,6 +4392,8 @@ main(void)
 		cmocka_unit_test_teardown(test_worker_killed_bad_record_hung_up,
 		    teardown),
 		cmocka_unit_test_teardown(test_worker_killed_hangup_not_resumed,
+		    teardown_quiet),
+		cmocka_unit_test_teardown(test_upgrade_keeps_sessions,
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_worker_replaced_clamps_as_reloaded,
 		    teardown_quiet),

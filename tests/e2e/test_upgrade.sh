@@ -1,0 +1,146 @@
+#!/bin/bash
+# test_upgrade.sh -- `pptpctl upgrade` with the real stack
+# (doc/design/privsep.md, "Upgrade"): the monitor re-executes the installed
+# binary in its own process and the new one takes the sessions over.
+#
+#   scripts/e2e-run tests/e2e/run-all tests/e2e/test_upgrade.sh
+#   E2E_DATAPATH=kernel ... (test_upgrade_kernel.sh)
+#
+# What a user checks: two sessions up; an installed binary that speaks
+# another hand-over, or none (a release from before it), is refused with
+# a clear message and the running pptpd carries on; the installed binary
+# replaced as a package replaces it (a new file renamed over the old) and
+# `pptpctl upgrade`: the same pid (systemd's MAINPID, the pid file, pppd's
+# parent), now running the new file, a new worker, both sessions' pppd and
+# clients run on and pass traffic, `pptpctl status` says the installed
+# binary's version; then a new session, and SIGTERM stops it all cleanly.
+# (The binary installed is this tree's: the first release with the
+# hand-over has no earlier one to come from; doc/design/privsep.md.)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+DATAPATH=${E2E_DATAPATH:-engine}
+PPTPCTL=${PPTPCTL:-$E2E_ROOT/ctl/pptpctl}
+export E2E_PRIVSEP=yes
+
+ppid_of() { _proc_stat "$1" && echo "$E2E_PPID"; }
+
+# wait_gone PID [TENTHS]: until PID is gone (10 s).
+wait_gone() {
+	local i
+	for ((i = 0; i < ${2:-100}; i++)); do
+		proc_alive "$1" || return 0
+		e2e_sleep 0.1
+	done
+	return 1
+}
+
+# install_bin FILE: FILE becomes the installed pptpd as dpkg puts it there:
+# a new file, renamed over the old (the running one's /proc/PID/exe then
+# reads "... (deleted)").
+install_bin() {
+	cp "$1" "$BIN.new"
+	chmod 755 "$BIN.new"
+	mv -f "$BIN.new" "$BIN"
+}
+
+# install_script TEXT: a shell script as the installed pptpd.
+install_script() {
+	printf '#!/bin/sh\n%s\n' "$1" >"$BIN.new"
+	chmod 755 "$BIN.new"
+	mv -f "$BIN.new" "$BIN"
+}
+
+# both_pass MSG: alice's and bob's sessions each pass 5 pings, no loss.
+both_pass() {
+	local l1 l2
+	l1=$(ping_loss "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$(client_ifname c1)")
+	l2=$(ping_loss "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$(client_ifname c2)")
+	check "$1 (loss: alice $l1%, bob $l2%)" test "$l1$l2" = 00
+}
+
+e2e_init
+netns_up
+BIN=$E2E_DIR/sbin/pptpd
+mkdir -p "$E2E_DIR/sbin"
+install_bin "$PPTPD"
+write_server_conf "plugin $E2E_ROOT/plugin/pptpd-policy.so"
+server_start "$BIN"
+mon=$(server_pid)
+worker=$(server_worker)
+client_up c1 alice "$(user_pass alice)" >/dev/null
+client_up c2 bob "$(user_pass bob)" >/dev/null
+c1=$(client_pid c1)
+c2=$(client_pid c2)
+kids=$(server_pppds | sort | tr '\n' ' ')
+check "two sessions up, two pppd ($kids)" test "$(server_children)" = 2
+both_pass "before: both sessions pass traffic"
+
+# ---- an installed binary of another hand-over: refused, nothing changes
+install_script '[ "$1" = --handover-version ] && echo 999 && exit 0; exit 1'
+"$PPTPCTL" upgrade >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
+check "another hand-over: pptpctl upgrade exits 4 (got $rc)" test "$rc" = 4
+check "... and says why: $(head -c 200 "$E2E_DIR/ctl.out")" \
+	grep -q "speaks hand-over 999, running speaks 1" "$E2E_DIR/ctl.out"
+assert_log_contains "$E2E_SERVER_LOG" "monitor: upgrade refused: installed pptpd .* speaks hand-over 999" \
+	"... and the monitor logs the refusal"
+check "... the same worker serves ($worker)" test "$(server_worker)" = "$worker"
+both_pass "... both sessions pass traffic"
+
+# ---- a release from before the hand-over (no --handover-version)
+install_script 'echo "pptpd: unrecognized option" >&2; exit 2'
+"$PPTPCTL" upgrade >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
+check "a binary without a hand-over: refused, exit 4 (got $rc)" test "$rc" = 4
+check "... and says why: $(head -c 200 "$E2E_DIR/ctl.out")" \
+	grep -q "cannot hand over" "$E2E_DIR/ctl.out"
+check "... the same worker serves" test "$(server_worker)" = "$worker"
+
+# ---- the real one
+install_bin "$PPTPD"
+check "the running binary reads as deleted, replaced on disk" \
+	eval 'readlink "/proc/$mon/exe" | grep -q "(deleted)"'
+t0=$(now_us)
+"$PPTPCTL" upgrade >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
+check "pptpctl upgrade: exit 0 (got $rc: $(head -c 200 "$E2E_DIR/ctl.out"))" test "$rc" = 0
+check "... it says the installed pptpd takes over" grep -q "upgrading" "$E2E_DIR/ctl.out"
+check "the new monitor takes the sessions over" \
+	wait_for_log "$E2E_SERVER_LOG" "monitor: 2 sessions taken over from the monitor before the upgrade" 20
+check "the new worker takes both over (2 of 2)" \
+	wait_for_log "$E2E_SERVER_LOG" "2 of 2 sessions taken over" 20
+t1=$(now_us)
+w2=$(server_worker)
+check "the same pid runs on ($mon): systemd's main pid, the pid file" \
+	eval 'proc_alive "$mon" && test "$(cat "$E2E_DIR/pptpd.pid")" = "$mon"'
+check "... now the installed file, not the deleted one" \
+	eval 'test "$(readlink "/proc/$mon/exe")" = "$(readlink -f "$BIN")"'
+check "a new worker ($w2, was $worker)" test -n "$w2" -a "$w2" != "$worker" -a "$w2" != "$mon"
+check "the new worker runs under seccomp as the pptpd user" \
+	eval 'test "$(awk "/^Seccomp:/ { print \$2 }" "/proc/$w2/status")" = 2'
+check "both pppd run on, the monitor's children ($kids)" \
+	eval 'for k in $kids; do proc_alive "$k" && test "$(ppid_of "$k")" = "$mon" || exit 1; done'
+check "both clients run on" eval 'proc_alive "$c1" && proc_alive "$c2"'
+both_pass "after: both sessions pass traffic"
+diag "pptpctl upgrade until the new worker had both sessions: $(( (t1 - t0) / 1000 )) ms"
+"$PPTPCTL" status >"$E2E_DIR/ctl.out" 2>&1 || true
+want=$("$BIN" -v)
+check "pptpctl status says the installed binary's version ($want)" \
+	grep -q "^version: *$want\$" "$E2E_DIR/ctl.out"
+check "pptpctl status counts both calls up" grep -Eq "^calls: +2 .*up 2" "$E2E_DIR/ctl.out"
+if [ "$DATAPATH" = kernel ]; then
+	check "the kernel path's pppd still have no pty" \
+		eval 'for k in $kids; do pppd_on_kernel_path "$k" || exit 1; done'
+fi
+
+# ---- the new one serves, and stops cleanly
+client_up c3 carol "$(user_pass carol)" >/dev/null
+l3=$(ping_loss "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$(client_ifname c3)")
+check "a new session after the upgrade passes traffic ($l3% loss)" test "$l3" = 0
+kill -TERM "$mon"
+check "SIGTERM: the monitor exits" wait_gone "$mon" 150
+wait "$mon" 2>/dev/null && rc=0 || rc=$?
+check "SIGTERM: exit status 0 (got $rc)" test "$rc" = 0
+check "SIGTERM: every client hung up" \
+	eval 'wait_gone "$c1" 150 && wait_gone "$c2" 150'
+rm -f "$E2E_DIR/server.pid"
+
+e2e_done

@@ -1,0 +1,177 @@
+/* proto/handover.c: what a monitor hands the binary it re-executes at an
+ * upgrade, on a real memfd with real descriptors: read back as written;
+ * another version, a short file, or a call naming a closed descriptor is
+ * refused with its reason. And pptpd/upgrade.c's question to the
+ * installed binary, asked of small scripts. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "pptpd/upgrade.h"
+#include "proto/handover.h"
+#include "proto/monitor.h"
+
+/* A memfd far above the test's other descriptors: one the test closed
+ * must stay closed (not come back as this). */
+static int
+memfd(void)
+{
+	int fd = memfd_create("test-handover", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 500);
+	assert_true(high >= 500);
+	close(fd);
+	return high;
+}
+
+/* Two calls on real descriptors: a kernel-path one, an engine one. */
+static void
+two_calls(struct handover_call c[2], int fds[4])
+{
+	for (int i = 0; i < 4; i++)
+		assert_true((fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC)) > 2);
+	memset(c, 0, 2 * sizeof(*c));
+	c[0] = (struct handover_call){ .id = 0x1234, .peer_id = 1,
+		.flags = MON_CALL_KERNEL | HANDOVER_F_GUARDED, .pid = 4242,
+		.conn = fds[0], .report = -1, .pty = -1, .client = 0x0100a8c0 };
+	c[1] = (struct handover_call){ .id = 0x4321, .peer_id = 2,
+		.flags = MON_CALL_REPORTS, .pid = 4243, .conn = fds[1],
+		.report = fds[2], .pty = fds[3], .shaped = 7 };
+}
+
+static void
+test_round_trip(void **state)
+{
+	struct handover_call c[2], *back = NULL;
+	struct handover_head h = { .calls = 2, .generation = 3 }, got;
+	int fds[4], fd = memfd();
+	const char *why = NULL;
+
+	two_calls(c, fds);
+	h.journal = fds[0];
+	assert_int_equal(handover_write(fd, &h, c), 0);
+	assert_int_equal(handover_read(fd, &got, &back, &why), 0);
+	assert_int_equal(got.calls, 2);
+	assert_int_equal(got.generation, 3);
+	assert_int_equal(got.journal, fds[0]);
+	assert_memory_equal(back, c, sizeof(c));
+	free(back);
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+	close(fd);
+}
+
+/* Refused, with `reason`, after `edit` of the written bytes at `off`. */
+static void
+refused(const struct handover_head *h, const struct handover_call *c,
+    size_t off, const void *edit, size_t len, const char *reason)
+{
+	struct handover_call *back = (void *)1;
+	struct handover_head got;
+	const char *why = NULL;
+	int fd = memfd();
+
+	assert_int_equal(handover_write(fd, h, c), 0);
+	if (edit != NULL)
+		assert_int_equal(pwrite(fd, edit, len, (off_t)off), (ssize_t)len);
+	assert_int_equal(handover_read(fd, &got, &back, &why), -1);
+	assert_null(back);
+	assert_non_null(why);
+	assert_string_equal(why, reason);
+	close(fd);
+}
+
+static void
+test_refused(void **state)
+{
+	struct handover_call c[2];
+	struct handover_head h = { .calls = 2, .generation = 1 };
+	int fds[4];
+	const uint16_t other = HANDOVER_VERSION + 1;
+	const uint32_t zero = 0, many = HANDOVER_CALLS_MAX + 1;
+
+	two_calls(c, fds);
+	h.journal = fds[0];
+	refused(&h, c, offsetof(struct handover_head, version), &other,
+	    sizeof(other), "a hand-over of another version");
+	refused(&h, c, offsetof(struct handover_head, magic), &zero,
+	    sizeof(zero), "not a hand-over (magic)");
+	refused(&h, c, offsetof(struct handover_head, calls), &many,
+	    sizeof(many), "a hand-over of another layout");
+	/* a call short: the head says 3, 2 are there */
+	const uint32_t three = 3;
+	refused(&h, c, offsetof(struct handover_head, calls), &three,
+	    sizeof(three), "the hand-over is short");
+	/* a call without a pppd */
+	c[1].pid = 0;
+	refused(&h, c, 0, NULL, 0, "a call without a Call ID or a pppd");
+	c[1].pid = 4243;
+	/* an engine-path call without its pty */
+	c[1].pty = -1;
+	refused(&h, c, 0, NULL, 0, "an engine-path call without its pty");
+	c[1].pty = fds[3];
+	/* a descriptor closed by then */
+	close(fds[2]);
+	refused(&h, c, 0, NULL, 0, "a call's descriptor is not open");
+	close(fds[3]);
+	close(fds[1]);
+	close(fds[0]);
+	refused(&h, c, 0, NULL, 0, "the journal's descriptor is not open");
+}
+
+/* An installed "binary": a script with `body`, its path in path. */
+static void
+script(char path[64], const char *body)
+{
+	snprintf(path, 64, "/tmp/test-handover.XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	dprintf(fd, "#!/bin/sh\n%s\n", body);
+	fchmod(fd, 0700);
+	close(fd);
+}
+
+static void
+test_upgrade_check(void **state)
+{
+	char path[64], err[512], same[64];
+
+	snprintf(same, sizeof(same), "echo %d", HANDOVER_VERSION);
+	script(path, same);
+	assert_int_equal(upgrade_check(path, err, sizeof(err)), 0);
+	unlink(path);
+	script(path, "echo 999");
+	assert_int_equal(upgrade_check(path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "speaks hand-over 999, running speaks"));
+	unlink(path);
+	script(path, "exit 2");
+	assert_int_equal(upgrade_check(path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot hand over"));
+	unlink(path);
+	script(path, "echo banana");
+	assert_int_equal(upgrade_check(path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "answers no hand-over version"));
+	unlink(path);
+	assert_int_equal(upgrade_check("/nonexistent/pptpd", err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot hand over"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_upgrade_check),
+	};
+	return cmocka_run_group_tests_name("handover", tests, NULL, NULL);
+}
