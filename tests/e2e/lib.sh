@@ -584,6 +584,19 @@ _proc_stat() {
 	read -r E2E_PSTATE E2E_PPID _ <<<"$s"
 }
 
+# proc_ppid PID: PID's parent.
+proc_ppid() { _proc_stat "$1" && echo "$E2E_PPID"; }
+
+# proc_gone PID [TENTHS]: until PID is gone (10 s); 1 if it is not.
+proc_gone() {
+	local i
+	for ((i = 0; i < ${2:-100}; i++)); do
+		proc_alive "$1" || return 0
+		e2e_sleep 0.1
+	done
+	return 1
+}
+
 # proc_stop PID [GRACE]: SIGTERM, wait up to GRACE seconds, then SIGKILL.
 proc_stop() {
 	local pid=$1 grace=${2:-10} i

@@ -24,8 +24,6 @@ DATAPATH=${E2E_DATAPATH:-engine}
 PPTPCTL=${PPTPCTL:-$E2E_ROOT/ctl/pptpctl}
 export E2E_PRIVSEP=yes
 
-ppid_of() { _proc_stat "$1" && echo "$E2E_PPID"; }
-
 # holds_listener PID: PID has the socket that listens on 1723 among its
 # descriptors (the namespace's /proc/net/tcp names the socket's inode;
 # every process of the namespace sees the same table).
@@ -57,16 +55,6 @@ guard_state() {
 	*kguard*) echo attached ;;
 	*) echo detached ;;
 	esac
-}
-
-# wait_gone PID [TENTHS]: until PID is gone (10 s).
-wait_gone() {
-	local i
-	for ((i = 0; i < ${2:-100}; i++)); do
-		proc_alive "$1" || return 0
-		e2e_sleep 0.1
-	done
-	return 1
 }
 
 # status_field PID FIELD: the value of FIELD in /proc/PID/status.
@@ -120,7 +108,7 @@ assert_log_contains "$E2E_SERVER_LOG" "session start: call [0-9]+/[0-9]+ user al
 	"the worker logs the session start with MPPE-128 (the plugin's reports reach it)"
 assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 10 "10 pings through the tunnel, no loss"
 kid=$(server_pppds | head -n 1)
-check "pppd (pid $kid) is the monitor's child" test "$(ppid_of "$kid")" = "$mon"
+check "pppd (pid $kid) is the monitor's child" test "$(proc_ppid "$kid")" = "$mon"
 # tcp-mss-adjust yes (the default): the worker names the interface, the
 # monitor, which checks it is a ppp interface of a call it started, clamps
 wait_for_log "$E2E_SERVER_LOG" "user alice: TCP MSS clamped to [0-9]+ on ppp[0-9]+" 10 || true
@@ -149,10 +137,10 @@ assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "alice still passes traffic after the
 cpid=$(client_pid c1)
 "$PPTPCTL" kill user alice >/dev/null 2>&1 && rc=0 || rc=$?
 check "pptpctl kill user alice: exit 0 (got $rc)" test "$rc" = 0
-check "alice's pppd exits after the hang-up" wait_gone "$cpid" 150
+check "alice's pppd exits after the hang-up" proc_gone "$cpid" 150
 assert_log_contains "$(client_log c1)" 'LCP terminated by peer \(Administrative hang-up\)' \
 	"alice's pppd was told why: Administrative hang-up"
-check "the server's pppd is reaped by the monitor" wait_gone "$kid" 100
+check "the server's pppd is reaped by the monitor" proc_gone "$kid" 100
 for _ in $(seq 50); do [ "$(server_children)" -eq 0 ] && break; e2e_sleep 0.2; done
 check "no pppd left under the monitor" test "$(server_children)" -eq 0
 check "no zombie" test "$(test_zombie_count)" = 0
@@ -163,12 +151,12 @@ assert_log_contains "$E2E_SERVER_LOG" "session end: call [0-9]+/[0-9]+ user alic
 ip=$(client_up c2 alice "$(user_pass alice)")
 cpid=$(client_pid c2)
 kill -TERM "$mon"
-check "SIGTERM: the monitor exits" wait_gone "$mon" 150
+check "SIGTERM: the monitor exits" proc_gone "$mon" 150
 wait "$mon" 2>/dev/null && rc=0 || rc=$?
 check "SIGTERM: exit status 0 (got $rc)" test "$rc" = 0
 check "SIGTERM: the worker is gone too" eval '! proc_alive '"$worker"
 check "SIGTERM: the pid file is removed" test ! -e "$E2E_DIR/pptpd.pid"
-check "SIGTERM: alice's client was hung up" wait_gone "$cpid" 150
+check "SIGTERM: alice's client was hung up" proc_gone "$cpid" 150
 if [ "$DATAPATH" = kernel ]; then
 	check "SIGTERM: the monitor detached the GRE guard" test "$(guard_state)" = detached
 fi
@@ -228,7 +216,7 @@ ip=$(client_up c4 bob "$(user_pass bob)")
 loss=$(ping_loss "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$(client_ifname c4)")
 check "the new worker takes a new session that passes traffic (bob, $loss% loss)" test "$loss" = 0
 kill -TERM "$mon"
-check "then SIGTERM: the monitor exits" wait_gone "$mon" 150
+check "then SIGTERM: the monitor exits" proc_gone "$mon" 150
 wait "$mon" 2>/dev/null && rc=0 || rc=$?
 check "then SIGTERM: exit status 0 (got $rc)" test "$rc" = 0
 check "then SIGTERM: the new worker is gone too" eval '! proc_alive '"$w2"

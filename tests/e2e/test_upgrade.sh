@@ -23,18 +23,6 @@ DATAPATH=${E2E_DATAPATH:-engine}
 PPTPCTL=${PPTPCTL:-$E2E_ROOT/ctl/pptpctl}
 export E2E_PRIVSEP=yes
 
-ppid_of() { _proc_stat "$1" && echo "$E2E_PPID"; }
-
-# wait_gone PID [TENTHS]: until PID is gone (10 s).
-wait_gone() {
-	local i
-	for ((i = 0; i < ${2:-100}; i++)); do
-		proc_alive "$1" || return 0
-		e2e_sleep 0.1
-	done
-	return 1
-}
-
 # install_bin FILE: FILE becomes the installed pptpd as dpkg puts it there:
 # a new file, renamed over the old (the running one's /proc/PID/exe then
 # reads "... (deleted)").
@@ -76,24 +64,27 @@ kids=$(server_pppds | sort | tr '\n' ' ')
 check "two sessions up, two pppd ($kids)" test "$(server_children)" = 2
 both_pass "before: both sessions pass traffic"
 
-# ---- an installed binary of another hand-over: refused, nothing changes
-install_script '[ "$1" = --handover-version ] && echo 999 && exit 0; exit 1'
-"$PPTPCTL" upgrade >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
-check "another hand-over: pptpctl upgrade exits 4 (got $rc)" test "$rc" = 4
-check "... and says why: $(head -c 200 "$E2E_DIR/ctl.out")" \
-	grep -q "speaks hand-over 999, running speaks 1" "$E2E_DIR/ctl.out"
-assert_log_contains "$E2E_SERVER_LOG" "monitor: upgrade refused: installed pptpd .* speaks hand-over 999" \
-	"... and the monitor logs the refusal"
-check "... the same worker serves ($worker)" test "$(server_worker)" = "$worker"
-both_pass "... both sessions pass traffic"
+# refused WHAT SCRIPT WHY: with SCRIPT as the installed pptpd, `pptpctl
+# upgrade` exits 4 saying WHY (a regex), the monitor logs it, the same
+# worker serves and both sessions pass traffic.
+refused() {
+	local rc
+	install_script "$2"
+	"$PPTPCTL" upgrade >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
+	check "$1: pptpctl upgrade exits 4 (got $rc)" test "$rc" = 4
+	check "... and says why: $(head -c 200 "$E2E_DIR/ctl.out")" \
+		grep -Eq "$3" "$E2E_DIR/ctl.out"
+	assert_log_contains "$E2E_SERVER_LOG" "monitor: upgrade refused: .*$3" \
+		"... and the monitor logs the refusal"
+	check "... the same worker serves ($worker)" test "$(server_worker)" = "$worker"
+	both_pass "... both sessions pass traffic"
+}
 
-# ---- a release from before the hand-over (no --handover-version)
-install_script 'echo "pptpd: unrecognized option" >&2; exit 2'
-"$PPTPCTL" upgrade >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
-check "a binary without a hand-over: refused, exit 4 (got $rc)" test "$rc" = 4
-check "... and says why: $(head -c 200 "$E2E_DIR/ctl.out")" \
-	grep -q "cannot hand over" "$E2E_DIR/ctl.out"
-check "... the same worker serves" test "$(server_worker)" = "$worker"
+refused "an installed binary of another hand-over" \
+	'[ "$1" = --handover-version ] && echo 999 && exit 0; exit 1' \
+	"speaks hand-over 999, running speaks 1"
+refused "a release from before the hand-over (no --handover-version)" \
+	'echo "pptpd: unrecognized option" >&2; exit 2' "cannot hand over"
 
 # ---- the real one
 install_bin "$PPTPD"
@@ -117,7 +108,7 @@ check "a new worker ($w2, was $worker)" test -n "$w2" -a "$w2" != "$worker" -a "
 check "the new worker runs under seccomp as the pptpd user" \
 	eval 'test "$(awk "/^Seccomp:/ { print \$2 }" "/proc/$w2/status")" = 2'
 check "both pppd run on, the monitor's children ($kids)" \
-	eval 'for k in $kids; do proc_alive "$k" && test "$(ppid_of "$k")" = "$mon" || exit 1; done'
+	eval 'for k in $kids; do proc_alive "$k" && test "$(proc_ppid "$k")" = "$mon" || exit 1; done'
 check "both clients run on" eval 'proc_alive "$c1" && proc_alive "$c2"'
 both_pass "after: both sessions pass traffic"
 diag "pptpctl upgrade until the new worker had both sessions: $(( (t1 - t0) / 1000 )) ms"
@@ -136,11 +127,11 @@ client_up c3 carol "$(user_pass carol)" >/dev/null
 l3=$(ping_loss "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$(client_ifname c3)")
 check "a new session after the upgrade passes traffic ($l3% loss)" test "$l3" = 0
 kill -TERM "$mon"
-check "SIGTERM: the monitor exits" wait_gone "$mon" 150
+check "SIGTERM: the monitor exits" proc_gone "$mon" 150
 wait "$mon" 2>/dev/null && rc=0 || rc=$?
 check "SIGTERM: exit status 0 (got $rc)" test "$rc" = 0
 check "SIGTERM: every client hung up" \
-	eval 'wait_gone "$c1" 150 && wait_gone "$c2" 150'
+	eval 'proc_gone "$c1" 150 && proc_gone "$c2" 150'
 rm -f "$E2E_DIR/server.pid"
 
 e2e_done
