@@ -176,9 +176,10 @@ demo: deps
 # make bench-scale [QUICK=1] [KILL=1]: 1000 pptp-load sessions (QUICK: 50)
 # from the host against our server and Poptop in the VM
 # (scripts/bed/bench_scale.py). KILL=1: ours alone, its worker killed
-# (kill -9) at each step with every session streaming.
+# (kill -9) at each step with every session streaming; UPGRADE=1: ours
+# alone, `pptpctl upgrade` at each step instead.
 bench-scale: all
-	scripts/bed/bench_scale.py $(if $(QUICK),--quick) $(if $(KILL),--kill-worker --servers ours)
+	scripts/bed/bench_scale.py $(if $(QUICK),--quick) $(if $(KILL),--kill-worker --servers ours) $(if $(UPGRADE),--upgrade --servers ours)
 
 # make deb: the Debian package pptpd-ng (debian/, doc/packaging.md), built
 # by dpkg-buildpackage -b in a copy of the tree (debian/build-deb); the .deb,

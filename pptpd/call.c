@@ -1211,6 +1211,7 @@ call_acct_stop_due(const struct call *c)
 	return call_acct_in_flight(c) ? c->acct_down_ms + CALL_ACCT_STOP_MS : 0;
 }
 
+static void call_end_pppd(struct call *c);
 static void call_log_ended(struct call *c, const char *reason,
     const struct gre_stats *st);
 
@@ -1247,15 +1248,32 @@ call_end(struct call *c, uint8_t cdn_result, const char *reason)
 		s->ended(s->arg, &st);
 		call_log_ended(c, reason, &st);
 	}
-	if (c->conn.arg != NULL)
-		c->conn.ended(c->conn.arg, c, cdn_result);
 	gre_call_free(c->gre);
 	c->gre = NULL;
 	loop_fd_del(s->loop, &c->pty_lf);
 	if (c->pid <= 0) {
+		if (c->conn.arg != NULL)
+			c->conn.ended(c->conn.arg, c, cdn_result);
 		call_pty_close(c);
 		call_finish(c);
-	} else if (call_acct_in_flight(c)) {
+		return;
+	}
+	call_end_pppd(c);
+	/* The peer hears of the end once pppd has been told (under privsep
+	 * the monitor then knows the call is ending: a worker killed in
+	 * between leaves a call the next one must not take over as live). */
+	if (c->conn.arg != NULL)
+		c->conn.ended(c->conn.arg, c, cdn_result);
+}
+
+/* The call is over and its pppd runs: stopped now, or once radius.so
+ * has sent its Accounting-Stop. */
+static void
+call_end_pppd(struct call *c)
+{
+	struct calls *s = c->calls;
+
+	if (call_acct_in_flight(c)) {
 		/* A signal now, our SIGTERM or its pty's hangup, would end
 		 * radius.so's wait for the answer (its select() fails with
 		 * EINTR, and the Stop is not sent again). pppd is stopped at

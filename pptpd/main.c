@@ -39,6 +39,8 @@
  * command line or the configuration (pptpd.conf, the peers file) is wrong. */
 #define EXIT_FAIL   1
 #define EXIT_CONFIG 2
+_Static_assert(UPGRADE_EXIT_CONF == EXIT_CONFIG, "the exit status "
+    "upgrade.c reads as a configuration refused");
 
 /* Descriptors: every control connection holds its socket, and each call
  * a pty and a report channel (the kernel path: the channel, and its
@@ -796,7 +798,7 @@ static int
 monitor_upgrade_check(void *arg, char *err, size_t errlen)
 {
 	const struct reloader *r = arg;
-	return upgrade_check(r->o->exe, err, errlen);
+	return upgrade_check(r->o->exe, r->o->argv, r->path, err, errlen);
 }
 
 /* ... it may, and the worker has left: this process becomes it. */
@@ -810,7 +812,8 @@ monitor_upgrade_exec(void *arg, const struct handover_call *calls, size_t n,
 	log_msg(LOG_NOTICE, "monitor: upgrade: executing %s with %zu sessions",
 	    r->o->exe, n);
 	log_close();
-	upgrade_exec(r->o->exe, r->o->argv, r->journal, calls, n, generation);
+	upgrade_exec(r->o->exe, r->o->argv, r->path, r->journal, calls, n,
+	    generation);
 	err = errno;
 	log_open("pptpd", r->o->foreground, r->conf->debug);
 	errno = err;
@@ -952,7 +955,7 @@ run(struct conf *conf, const struct opts *o)
 	struct server *s = NULL;
 	struct reloader reloader = { .conf = conf, .o = o,
 		.resumed.journal = -1 };
-	struct loop *loop = loop_new();
+	struct loop *loop = NULL;
 	int rc = EXIT_FAIL, pid_fd = -1, split = 0, found = 0;
 
 	if (realpath(o->conf_file, reloader.path) == NULL)
@@ -967,7 +970,7 @@ run(struct conf *conf, const struct opts *o)
 		snprintf(err, sizeof(err), "an upgrade's sessions need privsep "
 		    "yes (the configuration now says no)");
 		reason = err;
-	} else if (loop == NULL) {
+	} else if ((loop = loop_new()) == NULL) {
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
 		reason = err;
 	} else if (conf->privsep && (found = drop_user_find(conf->privsep_user,
@@ -1043,10 +1046,6 @@ main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o) < 0)
 		return EXIT_CONFIG;
-	if (o.handover_version) {
-		printf("%d\n", HANDOVER_VERSION);
-		return 0;
-	}
 	if (upgrade_exe(o.exe) < 0)
 		snprintf(o.exe, sizeof(o.exe), "%s", argv[0]);
 	conf_init(&conf);
@@ -1057,7 +1056,14 @@ main(int argc, char **argv)
 	else if (check_args(&conf, &o, err, sizeof(err)) < 0 ||
 	    check_peers(&conf, NULL, err, sizeof(err)) < 0)
 		fprintf(stderr, "pptpd: %s\n", err);
-	else {
+	else if (o.handover_version && !conf.privsep)
+		fprintf(stderr, "pptpd: privsep no: no hand-over (an upgrade's "
+		    "sessions are held by the monitor)\n");
+	else if (o.handover_version) {
+		/* the configuration it would start with is good */
+		printf("%d\n", HANDOVER_VERSION);
+		rc = 0;
+	} else {
 		log_open("pptpd", 1, conf.debug);
 		for (size_t i = 0; i < conf.nwarnings; i++)
 			log_msg(LOG_WARNING, "%s", conf.warnings[i]);

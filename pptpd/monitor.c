@@ -105,6 +105,7 @@ struct monitor {
 	monitor_upgrade_check_fn upgrade_check;
 	monitor_upgrade_exec_fn  upgrade_exec;
 	int                upgrading;   /* the worker is leaving for an upgrade */
+	int                draining;    /* reading what a dead worker sent */
 	uint64_t           upgrade_at;  /* ... SIGKILLed then if it has not (ms) */
 	struct ratelimit   rl;
 	struct ratelimit   rl_notify;   /* what goes to systemd, whatever the
@@ -183,6 +184,8 @@ monitor_kill_worker(struct monitor *m, int sig)
 static int
 monitor_send(struct monitor *m, struct mon_msg *a)
 {
+	if (m->draining)
+		return -1;   /* a dead worker's last requests: not answered */
 	if (mon_send(m->sock, a) < 0) {
 		log_rl(&m->rl, monitor_now(), LOG_ERR, "monitor: cannot send %s "
 		    "to the worker (pid %d): %s%s", mon_type_name(a->type),
@@ -395,6 +398,8 @@ monitor_call_start(struct monitor *m, struct mon_msg *r)
 	int refused = 0;
 	struct mcall c = { .conn = -1, .report = -1, .pty = -1 };
 
+	if (m->draining)
+		return;   /* its worker is dead: no pppd for nobody */
 	if ((why = monitor_start_check(m, r, &in, &report)) != NULL)
 		refused = 1;
 	else if (m->ncalls == m->cap && monitor_grow(m) < 0)
@@ -848,6 +853,8 @@ monitor_admin_upgrade(struct monitor *m, const struct mon_msg *r)
 
 	if (m->upgrade_check == NULL)
 		snprintf(err, sizeof(err), "no upgrade in this mode");
+	else if (m->stopping)
+		snprintf(err, sizeof(err), "pptpd is stopping");
 	else if (m->upgrading)
 		snprintf(err, sizeof(err), "an upgrade is under way");
 	else if (m->upgrade_check(m->reload_arg, err, sizeof(err)) == 0) {
@@ -1163,9 +1170,27 @@ monitor_live(const struct monitor *m)
 /* The worker is gone: a new one starts if it may and takes over what
  * the old one left (handed back at its HELLO); if none may, or none can
  * be started, those sessions end. */
+/* What a worker sent before it died is applied first (a hang-up it
+ * asked for must not be lost: the call would be handed back as live);
+ * its answers go nowhere. */
+static void
+monitor_drain(struct monitor *m)
+{
+	m->draining = 1;
+	while (!m->sock_gone && monitor_request(m) > 0)
+		;
+	m->draining = 0;
+}
+
 static void
 monitor_worker_exited(struct monitor *m, int status)
 {
+	monitor_drain(m);
+	if (m->upgrading && m->stopping) {
+		/* told to stop meanwhile: a stop it is */
+		log_msg(LOG_NOTICE, "monitor: upgrade given up: stopping");
+		m->upgrading = 0;
+	}
 	if (m->upgrading) {
 		/* (what it was hanging up ends here; the rest is handed on) */
 		m->worker_status = status;
@@ -1200,15 +1225,25 @@ monitor_worker_exited(struct monitor *m, int status)
 
 /* Call `c` as the next monitor gets it (handover.h). */
 static void
-monitor_handover_call(const struct mcall *c, struct handover_call *h)
+monitor_handover_call(const struct monitor *m, const struct mcall *c,
+    struct handover_call *h)
 {
+	struct shaper_link_state st;
+
 	*h = (struct handover_call){ .id = c->id, .peer_id = c->peer_id,
 		.flags = c->flags | (c->guarded ? HANDOVER_F_GUARDED : 0) |
 		(c->orphan ? HANDOVER_F_ORPHAN : 0),
 		.pid = c->pid, .local = c->local.s_addr,
 		.remote = c->remote.s_addr, .client = c->client.s_addr,
 		.conn = c->conn, .report = c->report, .pty = c->pty,
-		.shaped = c->shaped };
+		.routed6 = c->routed6 };
+	memcpy(h->prefix6, &c->prefix6, sizeof(h->prefix6));
+	if (c->shaped && shaper_link_get(m->shaper, c->shaped, &st) == 0) {
+		h->shaped = c->shaped;
+		h->shaped_down = st.down;
+		h->shaped_prio = st.prio;
+		h->shaped_ingress_ours = st.ingress_ours;
+	}
 }
 
 /* The worker has left for an upgrade: the installed binary takes over
@@ -1222,15 +1257,36 @@ monitor_upgrade(struct monitor *m)
 	m->upgrading = 0;
 	if (h != NULL) {
 		for (size_t i = 0; i < m->ncalls; i++)
-			monitor_handover_call(&m->calls[i], &h[i]);
+			monitor_handover_call(m, &m->calls[i], &h[i]);
 		m->upgrade_exec(m->reload_arg, h, m->ncalls, m->generation);
 		log_msg(LOG_ERR, "monitor: upgrade failed: %s; this binary "
 		    "carries on", strerror(errno));
 		free(h);
 	} else
 		log_msg(LOG_ERR, "monitor: upgrade failed: out of memory");
-	if (monitor_respawn(m) < 0)
+	if (m->stopping || monitor_respawn(m) < 0)
 		monitor_orphan_all(m, 0);
+}
+
+/* What the monitor before had set up in the kernel for call `h`, taken
+ * over: its rate (the shaper's record of the link) and its /64's route,
+ * which the worker routes again (the old route deleted first). */
+static void
+monitor_take_links(struct monitor *m, struct mcall *c,
+    const struct handover_call *h)
+{
+	char why[128];
+	const struct shaper_link_state st = { .down = h->shaped_down,
+		.prio = h->shaped_prio, .ingress_ours = h->shaped_ingress_ours };
+
+	if (h->shaped != 0 && m->shaper != NULL &&
+	    shaper_link_adopt(m->shaper, h->shaped, &st) == 0)
+		c->shaped = h->shaped;
+	if (h->routed6 != 0 && (m->route6 != NULL ||
+	    (m->route6 = route6_open(why, sizeof(why))) != NULL)) {
+		c->routed6 = h->routed6;
+		memcpy(&c->prefix6, h->prefix6, sizeof(c->prefix6));
+	}
 }
 
 /* After an upgrade's execve: the calls the monitor before had, ours
@@ -1254,8 +1310,8 @@ monitor_take_over(struct monitor *m, const struct handover_call *h, size_t n)
 			.pid = h[i].pid, .local.s_addr = h[i].local,
 			.remote.s_addr = h[i].remote, .client.s_addr = h[i].client,
 			.conn = h[i].conn, .report = h[i].report, .pty = h[i].pty,
-			.flags = (uint16_t)(h[i].flags & MON_CALL_FLAGS),
-			.shaped = h[i].shaped };
+			.flags = (uint16_t)(h[i].flags & MON_CALL_FLAGS) };
+		monitor_take_links(m, &c, &h[i]);
 		if ((h[i].flags & HANDOVER_F_GUARDED) && m->guard != NULL) {
 			if (kguard_add(m->guard, c.client, c.id, why,
 			    sizeof(why)) == 0)
@@ -1373,10 +1429,14 @@ monitor_run(const struct monitor_env *env)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	m.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (m.sigfd < 0 || monitor_guard_open(&m, env->guarded) < 0) {
-		/* Nothing is set up yet that outlives us (no guard, no call). */
+		/* Nothing is set up yet that outlives us (no guard, no call)
+		 * but the calls an upgrade handed over: their pppd are told
+		 * to end (nobody would reap them). */
 		if (m.sigfd < 0)
 			log_msg(LOG_ERR, "monitor: cannot set up signals: %s",
 			    strerror(errno));
+		for (size_t i = 0; i < env->nresumed; i++)
+			kill(env->resumed[i].pid, SIGTERM);
 		monitor_kill_worker(&m, SIGKILL);
 		waitpid(worker, NULL, 0);
 		if (m.sigfd >= 0)
@@ -1384,10 +1444,10 @@ monitor_run(const struct monitor_env *env)
 		close(sock);
 		return 1;
 	}
-	monitor_take_over(&m, env->resumed, env->nresumed);
-	monitor_pool_build(&m);
 	monitor_mss_open(&m, env->clamping);
 	monitor_shaper_open(&m, env->shaping);
+	monitor_take_over(&m, env->resumed, env->nresumed);
+	monitor_pool_build(&m);
 	monitor_reap(&m);   /* a SIGCHLD before the signalfd */
 	while (m.worker_status < 0 || m.ncalls > 0 || m.upgrading) {
 		if (m.upgrading && m.worker_status >= 0)

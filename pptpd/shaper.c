@@ -437,3 +437,30 @@ shaper_rate_str(uint64_t bps, char *buf, size_t len)
 	snprintf(buf, len, "%llu", (unsigned long long)bps);
 	return buf;
 }
+
+int
+shaper_link_get(const struct shaper *s, unsigned ifindex,
+    struct shaper_link_state *st)
+{
+	const struct shaper_link *l = shaper_find((struct shaper *)s, ifindex);
+
+	if (l == NULL)
+		return -1;
+	*st = (struct shaper_link_state){ .down = l->down, .prio = l->prio,
+		.ingress_ours = (uint32_t)l->ingress_ours };
+	return 0;
+}
+
+int
+shaper_link_adopt(struct shaper *s, unsigned ifindex,
+    const struct shaper_link_state *st)
+{
+	struct shaper_link *l = shaper_link(s, ifindex);
+
+	if (l == NULL)
+		return -1;
+	l->down = st->down;
+	l->prio = st->prio;
+	l->ingress_ours = st->ingress_ours != 0;
+	return 0;
+}

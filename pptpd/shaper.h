@@ -73,6 +73,21 @@ unsigned shaper_set(struct shaper *s, const char *ifname, uint64_t down,
 void shaper_clear(struct shaper *s, unsigned ifindex);
 void shaper_stats(const struct shaper *s, struct shaper_stats *st);
 
+/* What a shaper has set on one link, for the monitor an upgrade starts
+ * (proto/handover.h): it takes the links over instead of finding qdiscs
+ * and filters it did not make. */
+struct shaper_link_state {
+	uint64_t down;           /* egress rate; 0: none */
+	uint32_t prio;           /* the policing filter's priority; 0: none */
+	uint32_t ingress_ours;   /* we made its ingress qdisc */
+};
+/* Link `ifindex`'s state; -1 when nothing of ours is on it. */
+int shaper_link_get(const struct shaper *s, unsigned ifindex,
+    struct shaper_link_state *st);
+/* Take link `ifindex` over as `st` says. 0, or -1 (out of memory). */
+int shaper_link_adopt(struct shaper *s, unsigned ifindex,
+    const struct shaper_link_state *st);
+
 /* "2M", "512k", "1.5M", "64000" (bits/s) for the log and pptpctl. */
 const char *shaper_rate_str(uint64_t bps, char *buf, size_t len);
 

@@ -17,20 +17,30 @@ struct handover_call;
  * " (deleted)" a package upgrade leaves on it. 0, or -1. */
 int upgrade_exe(char path[PATH_MAX]);
 
-/* May `exe` take over? It is run with --handover-version and must print
- * HANDOVER_VERSION. 0, or -1 with err set (what it said, or why it could
- * not be asked). */
-int upgrade_check(const char *exe, char *err, size_t errlen);
+/* `pptpd --handover-version` with a configuration it refuses exits so
+ * (after the reason on standard error). */
+#define UPGRADE_EXIT_CONF 2
 
-/* Execute `exe` with `argv` (NULL-terminated; "--resume N" is added) in
- * this process, handing it `calls` and the journal's memfd. Returns only
- * when that failed (errno; every descriptor as it was). */
-void upgrade_exec(const char *exe, char *const argv[], int journal,
-    const struct handover_call *calls, size_t n, uint32_t generation);
+/* May `exe` take over? It is run with the arguments this process was
+ * started with, `-c conf` (absolute) and --handover-version: it reads
+ * and checks the configuration as a start would and must print
+ * HANDOVER_VERSION, within 2 s. 0, or -1 with err set (the refusal:
+ * another hand-over, none, the configuration's reason, no answer). */
+int upgrade_check(const char *exe, char *const argv[], const char *conf,
+    char *err, size_t errlen);
+
+/* Execute `exe` with `argv` (NULL-terminated; `-c conf` and "--resume N"
+ * are added) in this process, handing it `calls` and the journal's
+ * memfd. Returns only when that failed (errno; every descriptor as it
+ * was). */
+void upgrade_exec(const char *exe, char *const argv[], const char *conf,
+    int journal, const struct handover_call *calls, size_t n,
+    uint32_t generation);
 
 /* What the monitor before handed this one (--resume FD): the journal's
  * descriptor and the calls (free *calls), every descriptor close-on-exec
- * again. 0, or -1 with err set (FD closed either way). */
+ * again, every other one above stdio closed (call it first). 0, or -1
+ * with err set (FD closed either way). */
 int upgrade_take(int fd, int *journal, struct handover_call **calls,
     size_t *n, uint32_t *generation, char *err, size_t errlen);
 

@@ -66,6 +66,9 @@ handover_call_check(const struct handover_call *c)
 {
 	if (c->id == 0 || c->pid <= 0)
 		return "a call without a Call ID or a pppd";
+	if (c->flags & HANDOVER_F_ORPHAN)   /* ending: it holds nothing */
+		return c->conn == -1 && c->report == -1 && c->pty == -1 ? NULL :
+		    "an ending call with descriptors";
 	if (c->conn < 0 || !handover_fd_ok(c->conn) ||
 	    !handover_fd_ok(c->report) || !handover_fd_ok(c->pty))
 		return "a call's descriptor is not open";

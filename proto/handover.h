@@ -39,7 +39,9 @@
 /* A call's flags: the monitor-worker protocol's MON_CALL_* as CALL_START
  * had them, and what the monitor had set up for it */
 #define HANDOVER_F_GUARDED  0x00010000   /* in the GRE guard's map */
-#define HANDOVER_F_ORPHAN   0x00020000   /* ending: no worker's any more */
+#define HANDOVER_F_ORPHAN   0x00020000   /* ending: no worker's any more;
+                                            its descriptors are closed
+                                            (-1) */
 
 struct handover_head {
 	uint32_t magic;
@@ -58,7 +60,12 @@ struct handover_call {
 	uint32_t local, remote, client;   /* network order */
 	int32_t  conn, report, pty;       /* descriptors (-1: none) */
 	uint32_t shaped;        /* the interface index with its rate; 0 */
-	uint32_t reserved;
+	uint32_t routed6;       /* the interface index of its /64's route */
+	uint8_t  prefix6[16];   /* ... that /64 */
+	/* with `shaped`: what the monitor's shaper set there */
+	uint64_t shaped_down;
+	uint32_t shaped_prio;
+	uint32_t shaped_ingress_ours;
 };
 
 /* Write `head` (its calls set) and `calls` to `fd` from its start. 0,

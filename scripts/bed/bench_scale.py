@@ -185,16 +185,19 @@ KILL_RECOVERED_PKTS = 20
 KILL_WAIT_S = 60
 
 
-def kill_step(tag, after_s):
+def kill_step(tag, after_s, kind="kill-worker"):
     """--kill-worker: SIGKILL our worker with every session streaming
-    (privsep: the monitor starts a new worker that takes them over); the
-    time until the streams reach pppd again (the snapshots' own pace is
-    its resolution), and the sessions and processes `after_s` later."""
+    (privsep: the monitor starts a new worker that takes them over);
+    --upgrade: `pptpctl upgrade` instead (the monitor re-executes its
+    binary, which takes them over). The time until the streams reach pppd
+    again (the snapshots' own pace is its resolution), and the sessions
+    and processes `after_s` later."""
     before = snap(tag + "-k0")
     t0 = time.monotonic()
-    k = snap(tag + "-kill", kind="kill-worker")
+    k = snap(tag + "-" + kind, kind=kind)
     base = k["ppp"]["rx_packets"]
-    res = {"killed_worker": k.get("killed_worker"),
+    res = {"kind": kind, "killed_worker": k.get("killed_worker"),
+           "upgrade": k.get("upgrade"),
            "ifaces_before": before["ppp_ifaces"],
            "pppd_before": before["pppd"], "recovered_s": None,
            "after_s": after_s}
@@ -210,10 +213,10 @@ def kill_step(tag, after_s):
     res.update({"ifaces_after": s["ppp_ifaces"], "pppd_after": s["pppd"],
                 "workers_after": s["by_comm"].get("pptpd-worker",
                                                   {}).get("n", 0)})
-    print("  %s: worker %s killed: %d/%d ppp interfaces after, recovered "
-          "in %s s" % (tag, res["killed_worker"], res["ifaces_after"],
-                       res["ifaces_before"], fmt(res["recovered_s"])),
-          flush=True)
+    print("  %s: %s (%s): %d/%d ppp interfaces after, recovered in %s s" %
+          (tag, kind, res["killed_worker"] or res["upgrade"],
+           res["ifaces_after"], res["ifaces_before"],
+           fmt(res["recovered_s"])), flush=True)
     return res
 
 
@@ -254,6 +257,8 @@ def drive_step(a, n):
         res["pre"], res["up"] = pre, memsnap
         if a.kill_worker:
             res["kill"] = kill_step(tag, a.window)
+        if a.upgrade:
+            res["upgrade"] = kill_step(tag, a.window, "upgrade")
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
     try:
@@ -341,16 +346,19 @@ def report(results, path):
                          fmt(w.get("guest_busy_pct"), "%.0f%%"),
                          fmt(L["lost_pct"], "%.1f%%"),
                          fmt(L["rtt_p50"], "%.0f")))
-            K = st.get("kill")
-            if K:
+            for K in (st.get("kill"), st.get("upgrade")):
+                if not K:
+                    continue
+                what = ("kill -9 of the worker (pid %s)" %
+                        K["killed_worker"]) if K["kind"] == "kill-worker" \
+                    else "pptpctl upgrade (%s)" % K["upgrade"]
                 dropped = (st.get("load") or {}).get("dropped")
-                notes.append("%s N=%d: kill -9 of the worker (pid %s) "
-                             "mid-stream: %s/%s sessions' ppp interfaces "
-                             "and %s/%s pppd %g s later, %s worker; "
-                             "pptp-load: %s sessions dropped, echo loss %s "
-                             "over the whole run; streams reached pppd "
-                             "again %s s after the kill" %
-                             (kind, st["n"], K["killed_worker"],
+                notes.append("%s N=%d: %s mid-stream: %s/%s sessions' ppp "
+                             "interfaces and %s/%s pppd %g s later, %s "
+                             "worker; pptp-load: %s sessions dropped, echo "
+                             "loss %s over the whole run; streams reached "
+                             "pppd again %s s after it" %
+                             (kind, st["n"], what,
                               K["ifaces_after"], K["ifaces_before"],
                               K["pppd_after"], K["pppd_before"],
                               K["after_s"],
@@ -396,6 +404,10 @@ def main():
                    help="after each step's window, kill -9 our worker "
                    "(privsep) with the sessions streaming; report how many "
                    "survive, the echo loss and the time to recover")
+    p.add_argument("--upgrade", action="store_true",
+                   help="after each step's window, `pptpctl upgrade` (ours, "
+                   "privsep: the same binary executed again) with the "
+                   "sessions streaming; reported as --kill-worker")
     p.add_argument("--out")
     p.add_argument("--report", metavar="DIR",
                    help="print the table of an earlier run")
@@ -426,7 +438,8 @@ def main():
                 "--window", str(a.window),
                 "--setup-timeout", str(a.setup_timeout),
                 "--perf", str(a.perf)] + \
-            (["--kill-worker"] if a.kill_worker else []) + ["drive", js]
+            (["--kill-worker"] if a.kill_worker else []) + \
+            (["--upgrade"] if a.upgrade else []) + ["drive", js]
         print("== %s" % kind, flush=True)
         r = subprocess.run(argv)
         if r.returncode:

@@ -426,7 +426,18 @@ def perf_profile(w, name, kind):
                 subprocess.run(argv, stdout=out, stderr=log)
 
 
-def serve(w, srv_ino, anchor, dev, server, echo):
+def upgrade(ctl):
+    """`snap NAME upgrade`: `pptpctl upgrade` in the server's namespace
+    just before the snapshot (ours, privsep: the monitor re-executes its
+    installed binary, which takes the sessions over); its exit status and
+    output."""
+    r = subprocess.run(["ip", "netns", "exec", SRV_NS, ctl, "upgrade"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True)
+    return {"rc": r.returncode, "out": r.stdout.strip()}
+
+
+def serve(w, srv_ino, anchor, dev, server, echo, ctl):
     """Answer snapshot requests until the host says done."""
     req, snap = w + "/req", w + "/snap"
     while not os.path.exists(w + "/done"):
@@ -441,9 +452,12 @@ def serve(w, srv_ino, anchor, dev, server, echo):
             if kind.startswith("perf"):
                 perf_profile(w, name, kind)
             killed = kill_worker(srv_ino) if kind == "kill-worker" else None
+            upgraded = upgrade(ctl) if kind == "upgrade" else None
             s = snapshot(srv_ino, anchor, dev, kind == "mem")
             if kind == "kill-worker":
                 s["killed_worker"] = killed
+            if kind == "upgrade":
+                s["upgrade"] = upgraded
             s["name"] = name
             s["server_alive"] = server.poll() is None
             write_json(os.path.join(snap, name + ".json"), s)
@@ -499,7 +513,9 @@ def main():
         write_json(w + "/ready", {"server_pid": server.pid,
                                   "echo_pid": echo.pid if echo else None,
                                   "kernel": os.uname().release})
-        serve(w, srv_ino, anchor, dev, server, echo)
+        ctl = os.path.join(os.path.dirname(os.path.dirname(
+            os.path.abspath(cfg["pptpd"]))), "ctl", "pptpctl")
+        serve(w, srv_ino, anchor, dev, server, echo, ctl)
         end = snapshot(srv_ino, anchor, dev, True) if server.poll() is None \
             else None
         if end:

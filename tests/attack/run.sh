@@ -264,11 +264,12 @@ case "$server" in
 esac
 server_pid=$!
 for _ in $(seq 50); do
-	ip netns exec "$ns_s" ss -ltn 2>/dev/null | grep -q ':1723 ' && break
+	grep -q ':1723 ' <<<"$(ip netns exec "$ns_s" ss -ltn 2>/dev/null)" && break
 	kill -0 "$server_pid" 2>/dev/null || break
 	sleep 0.2
 done
-ip netns exec "$ns_s" ss -ltn | grep -q ':1723 ' || {
+# (read whole first: grep -q ending the pipe early fails it under pipefail)
+grep -q ':1723 ' <<<"$(ip netns exec "$ns_s" ss -ltn)" || {
 	cat "$work/server.log"
 	die "server is not listening on 1723"
 }

@@ -445,7 +445,9 @@ server_children() { server_pppds | wc -l; }
 
 # port_listening NS PORT: a TCP listener on PORT in NS.
 port_listening() {
-	ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+	# read whole first: grep -q ending the pipe early fails it under
+	# the suites' pipefail
+	[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null)" ]
 }
 
 # pid_listening PID PORT: a TCP listener on PORT in the netns of process

@@ -115,8 +115,10 @@ wait_for_log "$E2E_SERVER_LOG" "user alice: TCP MSS clamped to [0-9]+ on ppp[0-9
 sif=$(sed -n 's/.*user alice: TCP MSS clamped to [0-9]* on \(ppp[0-9]*\)$/\1/p' "$E2E_SERVER_LOG" | tail -n 1)
 check "the worker logs alice's interface ($sif) clamped, the MSS the monitor's answer" \
 	test -n "$sif"
+# (the map read whole first: grep -q ending the pipe early would fail it
+# under pipefail)
 check "the monitor's table inet pptpd has $sif in its map" \
-	eval "ip netns exec $NS_SRV nft list map inet pptpd mss4 | grep -q '\"$sif\" :'"
+	eval 'grep -q "\"$sif\" :" <<<"$(ip netns exec "$NS_SRV" nft list map inet pptpd mss4)"'
 check "the worker has no child of its own" test -z "$(children "$worker")"
 if [ "$DATAPATH" = kernel ]; then
 	check "server pppd $kid has no pty, and pptpd-kernel on its command line" \
@@ -179,6 +181,7 @@ ip netns exec "$NS_CLI" ping -n -D -i 0.05 -c 160 -W 1 "$TUNNEL_LOCAL_IP" \
 	>"$E2E_DIR/ping-kill.out" 2>&1 &
 ppid=$!
 e2e_sleep 3
+tkill=$EPOCHREALTIME
 kill -KILL "$worker"
 # new_worker: the monitor's worker is another process now
 new_worker() { w2=$(server_worker); [ -n "$w2" ] && [ "$w2" != "$worker" ] && [ "$w2" != "$mon" ]; }
@@ -196,16 +199,23 @@ check "worker killed: the new worker runs under seccomp as the pptpd user" \
 wait "$ipid" && rc=0 || rc=$?
 check "worker killed: the iperf3 TCP stream across the kill completes, not reset (exit $rc)" test "$rc" = 0
 wait "$ppid" || true
-read -r got gap <<<"$(python3 - "$E2E_DIR/ping-kill.out" <<'PY'
+# the longest gap between replies, and the replies that came more than
+# a second after the kill (none: the session was not taken over)
+read -r got gap after <<<"$(python3 - "$E2E_DIR/ping-kill.out" "$tkill" <<'PY'
 import re, sys
 t = [float(m.group(1)) for m in re.finditer(r"^\[(\d+\.\d+)\].*bytes from", open(sys.argv[1]).read(), re.M)]
 gaps = [b - a for a, b in zip(t, t[1:])]
-print(len(t), "%.2f" % max(gaps) if gaps else "inf")
+after = sum(1 for x in t if x > float(sys.argv[2]) + 1.0)
+print(len(t), "%.2f" % max(gaps) if gaps else "inf", after)
 PY
 )"
 mbit=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.2f %d" % (r["end"]["sum_received"]["bits_per_second"]/1e6, r["end"]["sum_sent"].get("retransmits", -1)))' "$ijson" 2>/dev/null || echo "? ?")
 diag "kill -9 of the worker mid-stream: ping every 50 ms, $got of 160 answered, longest gap ${gap} s; iperf3 TCP over 10 s: ${mbit% *} Mbit/s, ${mbit#* } retransmits"
-check "worker killed: the ping recovers within 3 s (longest gap ${gap} s)" awk -v g="$gap" 'BEGIN { exit !(g < 3) }'
+check "worker killed: the ping is answered again after the kill ($after replies from 1 s after it on)" \
+	test "$after" -gt 0
+# The bound is loose: the gap is printed, and a loaded CI host (TCG) has
+# shown 1.7 s where a quiet one shows 0.2.
+check "worker killed: the ping recovers within 5 s (longest gap ${gap} s)" awk -v g="$gap" 'BEGIN { exit !(g < 5) }'
 check "worker killed: the session's pppd ($kid) runs on" proc_alive "$kid"
 check "worker killed: alice's client runs on" proc_alive "$cpid"
 assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "worker killed: alice's session passes traffic through the new worker"

@@ -143,7 +143,7 @@ check "the pool table leases 3 addresses to A (NAS-IP-Address $SERVER_IP) and 3 
 	test "$(nleases "$SERVER_IP")/$(nleases "$SERVER_B_IP")" = 3/3
 diag "leases: $(leases | tr '\n' ';')"
 check "each lease names the user who holds that address" \
-	eval '(for u in alice bob carol dave eve frank; do leases | grep -qx "${addr[$u]} [0-9.]* $u" || exit 1; done)'
+	eval '(l=$(leases); for u in alice bob carol dave eve frank; do grep -qx "${addr[$u]} [0-9.]* $u" <<<"$l" || exit 1; done)'
 for u in alice dave; do
 	ifn=$(client_ifname "$u" || true)
 	loss=$(ping_loss "$(client_ns "$u")" "$TUNNEL_LOCAL_IP" 5 "$ifn")

@@ -81,15 +81,23 @@ refused() {
 }
 
 refused "an installed binary of another hand-over" \
-	'[ "$1" = --handover-version ] && echo 999 && exit 0; exit 1' \
+	'case " $* " in *" --handover-version "*) echo 999; exit 0;; esac; exit 1' \
 	"speaks hand-over 999, running speaks 1"
 refused "a release from before the hand-over (no --handover-version)" \
-	'echo "pptpd: unrecognized option" >&2; exit 2' "cannot hand over"
+	'echo "pptpd: unrecognized option" >&2; exit 1' "cannot hand over"
+# The installed binary reads the configuration as it would start with it:
+# an edit not reloaded yet that it refuses stops the upgrade, not pptpd.
+install_bin "$PPTPD"
+cp "$E2E_DIR/pptpd.conf" "$E2E_DIR/pptpd.conf.good"
+echo "no-such-key yes" >>"$E2E_DIR/pptpd.conf"
+refused "a configuration the installed binary refuses" "$(printf 'exec %q "$@"' "$PPTPD")" \
+	"refuses the configuration: pptpd: .*pptpd.conf:[0-9]+"
+mv -f "$E2E_DIR/pptpd.conf.good" "$E2E_DIR/pptpd.conf"
 
 # ---- the real one
 install_bin "$PPTPD"
 check "the running binary reads as deleted, replaced on disk" \
-	eval 'readlink "/proc/$mon/exe" | grep -q "(deleted)"'
+	eval '[[ $(readlink "/proc/$mon/exe") == *"(deleted)" ]]'
 t0=$(now_us)
 "$PPTPCTL" upgrade >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
 check "pptpctl upgrade: exit 0 (got $rc: $(head -c 200 "$E2E_DIR/ctl.out"))" test "$rc" = 0

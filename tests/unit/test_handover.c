@@ -139,30 +139,73 @@ script(char path[64], const char *body)
 	close(fd);
 }
 
+/* upgrade_check of a script with `body`: its return, the error in err. */
+static int
+check_script(const char *body, char *err, size_t errlen)
+{
+	char path[64];
+	char *const argv[] = { "pptpd", "-f", NULL };
+
+	script(path, body);
+	int rc = upgrade_check(path, argv, "/etc/pptpd.conf", err, errlen);
+	unlink(path);
+	return rc;
+}
+
 static void
 test_upgrade_check(void **state)
 {
-	char path[64], err[512], same[64];
+	char err[512], same[128];
+	char *const argv[] = { "pptpd", "-f", NULL };
 
-	snprintf(same, sizeof(same), "echo %d", HANDOVER_VERSION);
-	script(path, same);
-	assert_int_equal(upgrade_check(path, err, sizeof(err)), 0);
-	unlink(path);
-	script(path, "echo 999");
-	assert_int_equal(upgrade_check(path, err, sizeof(err)), -1);
+	/* asked with the arguments it would run with, -c absolute, last */
+	snprintf(same, sizeof(same), "[ \"$*\" = \"-f -c /etc/pptpd.conf "
+	    "--handover-version\" ] && echo %d", HANDOVER_VERSION);
+	assert_int_equal(check_script(same, err, sizeof(err)), 0);
+	assert_int_equal(check_script("echo 999", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "speaks hand-over 999, running speaks"));
-	unlink(path);
-	script(path, "exit 2");
-	assert_int_equal(upgrade_check(path, err, sizeof(err)), -1);
+	/* (a reason longer than a line of 80) */
+	assert_int_equal(check_script("echo 'pptpd: /etc/pptpd.conf:3: unknown "
+	    "key '\\''no-such-key'\\'' in a configuration file of a long "
+	    "name' >&2; exit 2", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "refuses the configuration: pptpd: "
+	    "/etc/pptpd.conf:3: unknown key 'no-such-key' in a configuration "
+	    "file of a long name"));
+	assert_int_equal(check_script("exit 1", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot hand over"));
-	unlink(path);
-	script(path, "echo banana");
-	assert_int_equal(upgrade_check(path, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "answers no hand-over version"));
-	unlink(path);
-	assert_int_equal(upgrade_check("/nonexistent/pptpd", err,
-	    sizeof(err)), -1);
+	assert_int_equal(check_script("echo banana", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot hand over"));
+	/* one that does not answer is not waited for */
+	assert_int_equal(check_script("sleep 30", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "did not answer --handover-version"));
+	assert_int_equal(upgrade_check("/nonexistent/pptpd", argv,
+	    "/etc/pptpd.conf", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot hand over"));
+}
+
+/* An ending call (an orphan) holds no descriptor and is handed over so;
+ * one with a descriptor is refused. */
+static void
+test_orphan_handed_over(void **state)
+{
+	struct handover_call c[2], *back = NULL;
+	struct handover_head h = { .calls = 2 }, got;
+	int fds[4], fd = memfd();
+	const char *why = NULL;
+
+	two_calls(c, fds);
+	h.journal = fds[0];
+	c[1].flags |= HANDOVER_F_ORPHAN;
+	c[1].conn = c[1].report = c[1].pty = -1;
+	assert_int_equal(handover_write(fd, &h, c), 0);
+	assert_int_equal(handover_read(fd, &got, &back, &why), 0);
+	assert_int_equal(back[1].flags & HANDOVER_F_ORPHAN, HANDOVER_F_ORPHAN);
+	free(back);
+	close(fd);
+	c[1].conn = fds[1];
+	refused(&h, c, 0, NULL, 0, "an ending call with descriptors");
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
 }
 
 int
@@ -172,6 +215,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_upgrade_check),
+		cmocka_unit_test(test_orphan_handed_over),
 	};
 	return cmocka_run_group_tests_name("handover", tests, NULL, NULL);
 }
