@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fds.h"
 #include "pptpd/conf.h"
 #include "pptpd/drop.h"
 #include "pptpd/fileset.h"
@@ -587,12 +588,6 @@ worker_monitor_gone(void *arg)
  * listener a reload moved must stop accepting when the worker closes
  * it), and syslog's is opened again, so that its number can never come
  * to name another file. */
-static int
-fd_cmp(const void *a, const void *b)
-{
-	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
-}
-
 /* `resumed`: the monitor's own, after an upgrade: the descriptors of the
  * calls handed over stay too. */
 static void
@@ -602,7 +597,6 @@ monitor_close_others(int sock, int pid_fd, int journal,
 	size_t n = 3 + (resumed ? 3 * r->resumed.n : 0), k = 3;
 	int fixed[3] = { sock, pid_fd, journal };
 	int *keep = n > 3 ? calloc(n, sizeof(*keep)) : fixed;
-	unsigned from = 3;
 
 	if (keep == NULL) {   /* nothing is closed: better than a session */
 		log_msg(LOG_WARNING, "monitor: out of memory: descriptors of "
@@ -617,16 +611,8 @@ monitor_close_others(int sock, int pid_fd, int journal,
 			keep[k++] = r->resumed.calls[i].pty;
 		}
 	}
-	qsort(keep, n, sizeof(keep[0]), fd_cmp);   /* closed between, in order */
 	log_close();
-	for (size_t i = 0; i < n; i++) {
-		if (keep[i] < 0 || (unsigned)keep[i] < from)
-			continue;
-		if ((unsigned)keep[i] > from)
-			close_range(from, (unsigned)keep[i] - 1, 0);
-		from = (unsigned)keep[i] + 1;
-	}
-	close_range(from, ~0U, 0);
+	fds_close_except(keep, n);
 	if (keep != fixed)
 		free(keep);
 	log_open("pptpd", r->o->foreground, r->conf->debug);

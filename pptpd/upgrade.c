@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fds.h"
 #include "pptpd/upgrade.h"
 #include "proto/handover.h"
 
@@ -249,13 +250,6 @@ fail:
 	errno = err;
 }
 
-static int
-upgrade_fd_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
 /* Whatever the program before left open without close-on-exec (a
  * library's netlink socket, say) is closed: only stdio, the journal and
  * the calls' descriptors are the hand-over's. Nothing else is open yet. */
@@ -264,7 +258,6 @@ upgrade_close_others(int journal, const struct handover_call *c, size_t n)
 {
 	int *keep = calloc(3 * n + 1, sizeof(*keep));
 	size_t k = 0;
-	unsigned from = 3;
 
 	if (keep == NULL)
 		return;   /* left open: better than a session's closed */
@@ -274,15 +267,7 @@ upgrade_close_others(int journal, const struct handover_call *c, size_t n)
 		keep[k++] = c[i].report;
 		keep[k++] = c[i].pty;
 	}
-	qsort(keep, k, sizeof(*keep), upgrade_fd_cmp);
-	for (size_t i = 0; i < k; i++) {
-		if (keep[i] < 0 || (unsigned)keep[i] < from)
-			continue;
-		if ((unsigned)keep[i] > from)
-			close_range(from, (unsigned)keep[i] - 1, 0);
-		from = (unsigned)keep[i] + 1;
-	}
-	close_range(from, ~0U, 0);
+	fds_close_except(keep, k);
 	free(keep);
 }
 
