@@ -467,6 +467,41 @@ kill_worker() {
 	client_down "w2-$DP"
 }
 
+# upgrade DP: `pptpctl upgrade` under systemd (privsep, as shipped): the
+# monitor executes the installed binary in its own process; systemd sees
+# no stop, no start and no restart (main pid, NRestarts, active), the
+# session's pppd and client run on and pass traffic, no Accounting-Stop.
+upgrade() {
+	local pid0 n0 w0 w2 i out
+	unit_afresh "$1" "pptpctl upgrade"
+	if ! systemctl start "$UNIT"; then
+		tap_not_ok "upgrade: systemctl start pptpd"
+		return 0
+	fi
+	dial "u-$DP"
+	KCPID=$(client_pid "u-$DP") pid0=$(main_pid) n0=$(prop NRestarts)
+	w0=$(worker_pid)
+	out=$(pptpctl upgrade 2>&1) && i=0 || i=$?
+	check "upgrade: pptpctl upgrade exits 0 ($i: $out)" test "$i" = 0
+	for ((i = 0; i < 100; i++)); do
+		w2=$(worker_pid)
+		[ -n "$w2" ] && [ "$w2" != "$w0" ] && break
+		e2e_sleep 0.1
+	done
+	check "upgrade: a new worker runs (${w2:-none}, was $w0)" \
+		test -n "$w2" -a "$w2" != "$w0"
+	check "upgrade: systemd saw no restart (main pid $pid0, NRestarts $n0, active)" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$pid0" -a "$(prop NRestarts)" = "$n0"
+	jsync
+	check "upgrade: the new worker took the session over" \
+		eval 'for _ in $(seq 50); do jsync; jhas "1 of 1 sessions taken over" && exit 0; e2e_sleep 0.2; done; exit 1'
+	check "upgrade: pppd $SPPPD and the client run on" \
+		eval 'proc_alive "$SPPPD" && proc_alive "$KCPID"'
+	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "upgrade: the session passes traffic after"
+	check "upgrade: FreeRADIUS got no Accounting-Stop ($SID)" eval '! acct 2 Stop "$SID"'
+	client_down "u-$DP"
+}
+
 assert_lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
 diag "unit: $(prop FragmentPath); KillMode $(prop KillMode), TimeoutStopSec $(prop TimeoutStopUSec)"
@@ -484,6 +519,7 @@ for dp in $DATAPATHS; do
 	phase "$dp"
 done
 kill_worker "${DATAPATHS%% *}"
+upgrade "${DATAPATHS%% *}"
 kill_all "${DATAPATHS%% *}"
 jmark
 systemctl stop "$UNIT"
