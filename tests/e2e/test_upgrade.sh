@@ -116,7 +116,7 @@ check "a new worker ($w2, was $worker)" test -n "$w2" -a "$w2" != "$worker" -a "
 check "the new worker runs under seccomp as the pptpd user" \
 	eval 'test "$(awk "/^Seccomp:/ { print \$2 }" "/proc/$w2/status")" = 2'
 check "both pppd run on, the monitor's children ($kids)" \
-	eval 'for k in $kids; do proc_alive "$k" && test "$(proc_ppid "$k")" = "$mon" || exit 1; done'
+	eval '(for k in $kids; do proc_alive "$k" && test "$(proc_ppid "$k")" = "$mon" || exit 1; done)'
 check "both clients run on" eval 'proc_alive "$c1" && proc_alive "$c2"'
 both_pass "after: both sessions pass traffic"
 diag "pptpctl upgrade until the new worker had both sessions: $(( (t1 - t0) / 1000 )) ms"
@@ -127,7 +127,7 @@ check "pptpctl status says the installed binary's version ($want)" \
 check "pptpctl status counts both calls up" grep -Eq "^calls: +2 .*up 2" "$E2E_DIR/ctl.out"
 if [ "$DATAPATH" = kernel ]; then
 	check "the kernel path's pppd still have no pty" \
-		eval 'for k in $kids; do pppd_on_kernel_path "$k" || exit 1; done'
+		eval '(for k in $kids; do pppd_on_kernel_path "$k" || exit 1; done)'
 fi
 
 # ---- the new one serves, and stops cleanly

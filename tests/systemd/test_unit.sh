@@ -494,7 +494,7 @@ upgrade() {
 		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$pid0" -a "$(prop NRestarts)" = "$n0"
 	jsync
 	check "upgrade: the new worker took the session over" \
-		eval 'for _ in $(seq 50); do jsync; jhas "1 of 1 sessions taken over" && exit 0; e2e_sleep 0.2; done; exit 1'
+		eval '(for _ in $(seq 50); do jsync; jhas "1 of 1 sessions taken over" && exit 0; e2e_sleep 0.2; done; exit 1)'
 	check "upgrade: pppd $SPPPD and the client run on" \
 		eval 'proc_alive "$SPPPD" && proc_alive "$KCPID"'
 	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "upgrade: the session passes traffic after"
