@@ -387,7 +387,8 @@ pidfile_write(int fd)
 
 /* The signals the daemon acts on: held from start to end, read through a
  * signalfd (the loop's; under privsep the monitor's too). */
-static const int daemon_sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+static const int daemon_sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1,
+	SIGUSR2 };
 #define DAEMON_NSIGS ((int)(sizeof(daemon_sigs) / sizeof(daemon_sigs[0])))
 
 /* At the end: only the holder of the lock removes the file (`owner`).
@@ -897,6 +898,15 @@ on_signal(void *arg, int signo)
 		char err[CONF_ERR_LEN + PATH_MAX];
 		log_msg(LOG_NOTICE, "SIGHUP: reloading");
 		server_reload_files(s, err, sizeof(err));
+		break;
+	}
+	case SIGUSR2: {
+		/* `pptpctl upgrade` as a signal: the unit's way to ask
+		 * (systemctl kill -s USR2 --kill-whom=main) */
+		char err[512];
+		log_msg(LOG_NOTICE, "SIGUSR2: upgrading");
+		if (s->upgrade(s->reload_arg, err, sizeof(err)) < 0)
+			log_msg(LOG_WARNING, "SIGUSR2: upgrade refused: %s", err);
 		break;
 	}
 	default:

@@ -1371,8 +1371,9 @@ monitor_signal(struct monitor *m)
 			monitor_reap(m);
 			continue;
 		}
-		/* SIGTERM, SIGINT, SIGHUP, SIGUSR1: the worker's to act on (a
-		 * reload reaches the monitor from it, as ADMIN). */
+		/* SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2: the worker's to
+		 * act on (a reload or an upgrade reaches the monitor from it,
+		 * as ADMIN). */
 		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			m->stopping = 1;
 		if (m->worker_status < 0)
@@ -1408,7 +1409,8 @@ monitor_guard_open(struct monitor *m, int guarded)
 int
 monitor_run(const struct monitor_env *env)
 {
-	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1,
+		SIGUSR2 };
 	pid_t worker = env->worker;
 	int sock = env->sock;
 	struct monitor m = { .conf = env->conf, .worker = worker,

@@ -125,6 +125,8 @@ jsync() {
 		>"$E2E_SERVER_LOG" 2>&1 || true
 }
 jhas() { jsync; grep -Eq -- "$1" "$E2E_SERVER_LOG"; }
+# jcount REGEX: the journal's lines since jmark that match
+jcount() { jsync; grep -Ec -- "$1" "$E2E_SERVER_LOG" || true; }
 # jwait REGEX [SECONDS]
 jwait() {
 	local end=$((SECONDS + ${2:-20}))
@@ -498,6 +500,20 @@ upgrade() {
 	check "upgrade: pppd $SPPPD and the client run on" \
 		eval 'proc_alive "$SPPPD" && proc_alive "$KCPID"'
 	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "upgrade: the session passes traffic after"
+	# the unit's way: SIGUSR2 to the main process
+	systemctl kill -s USR2 --kill-who=main "$UNIT"
+	for ((i = 0; i < 100; i++)); do
+		w0=$(worker_pid)
+		[ -n "$w0" ] && [ "$w0" != "$w2" ] && break
+		e2e_sleep 0.1
+	done
+	check "upgrade by systemctl kill -s USR2 --kill-who=main: a new worker (${w0:-none}, was $w2)" \
+		test -n "$w0" -a "$w0" != "$w2"
+	check "... systemd saw no restart (main pid $pid0, NRestarts $n0, active)" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$pid0" -a "$(prop NRestarts)" = "$n0"
+	check "... the new worker took the session over" \
+		eval '(for _ in $(seq 50); do [ "$(jcount "1 of 1 sessions taken over")" -ge 2 ] && exit 0; e2e_sleep 0.2; done; exit 1)'
+	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "... the session passes traffic after"
 	check "upgrade: FreeRADIUS got no Accounting-Stop ($SID)" eval '! acct 2 Stop "$SID"'
 	client_down "u-$DP"
 }

@@ -2271,6 +2271,44 @@ test_upgrade_keeps_sessions(void **state)
 	close(s);
 }
 
+/* SIGUSR2 to pptpd (the monitor) is `pptpctl upgrade` (the unit's way:
+ * systemctl kill -s USR2 --kill-whom=main): the session is taken over
+ * by the new program's worker. Without privsep it is refused, logged. */
+static void
+test_upgrade_by_signal(void **state)
+{
+	struct pptp_msg r, m;
+	daemon_start("");
+	pid_t w1 = server_pid();
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(daemon_children, 1, 2000);
+	assert_int_equal(kill(daemon_pid, SIGUSR2), 0);
+	if (!privsep_on()) {
+		for (int i = 0; i < 300 && !log_contains("SIGUSR2: upgrade "
+		    "refused"); i++)
+			usleep(10000);
+		assert_true(log_contains("SIGUSR2: upgrade refused: an upgrade "
+		    "needs privsep yes"));
+		close(s);
+		return;
+	}
+	for (int i = 0; i < 500 && !log_contains("1 of 1 sessions taken "
+	    "over"); i++)
+		usleep(10000);
+	assert_true(log_contains("monitor: 1 sessions taken over from the "
+	    "monitor before the upgrade"));
+	assert_int_equal(waitpid(daemon_pid, NULL, WNOHANG), 0);
+	assert_int_not_equal(new_worker(w1, 5000), w1);
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 81;
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_ECHORP, &m, REPLY_MS), 0);
+	assert_int_equal(daemon_children(), 1);
+	close(s);
+}
+
 /* Polls pptpctl status until the pool line reads `want`. */
 static void
 pool_free_is(const char *want)
@@ -4395,6 +4433,7 @@ main(void)
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_upgrade_keeps_sessions,
 		    teardown_quiet),
+		cmocka_unit_test_teardown(test_upgrade_by_signal, teardown),
 		cmocka_unit_test_teardown(test_worker_replaced_clamps_as_reloaded,
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_worker_crash_loop_stops,
