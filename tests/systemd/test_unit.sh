@@ -210,6 +210,17 @@ main_pppd() {
 }
 # worker_pid: pptpd's worker (the main pid's pptpd-worker), or nothing.
 worker_pid() { worker_of "$(main_pid)"; }
+# next_worker PID: the worker once it is another than PID (10 s), or the
+# last one seen.
+next_worker() {
+	local w i
+	for ((i = 0; i < 100; i++)); do
+		w=$(worker_pid)
+		[ -n "$w" ] && [ "$w" != "$1" ] && break
+		e2e_sleep 0.1
+	done
+	echo "$w"
+}
 # worker_facts: "USER CapEff Seccomp" of pptpd's worker, or nothing.
 worker_facts() {
 	local c uid
@@ -440,11 +451,7 @@ kill_worker() {
 	check "worker killed: pptpd's worker found (${KWORKER:-none})" test -n "$KWORKER"
 	[ -n "$KWORKER" ] || return 0
 	kill -KILL "$KWORKER"
-	for ((i = 0; i < 100; i++)); do
-		w2=$(worker_pid)
-		[ -n "$w2" ] && [ "$w2" != "$KWORKER" ] && break
-		e2e_sleep 0.1
-	done
+	w2=$(next_worker "$KWORKER")
 	check "worker killed: a new worker runs (${w2:-none}, was $KWORKER)" \
 		test -n "$w2" -a "$w2" != "$KWORKER"
 	check "worker killed: the unit did not restart (main pid $pid0, NRestarts $n0)" \
@@ -485,11 +492,7 @@ upgrade() {
 	w0=$(worker_pid)
 	out=$(pptpctl upgrade 2>&1) && i=0 || i=$?
 	check "upgrade: pptpctl upgrade exits 0 ($i: $out)" test "$i" = 0
-	for ((i = 0; i < 100; i++)); do
-		w2=$(worker_pid)
-		[ -n "$w2" ] && [ "$w2" != "$w0" ] && break
-		e2e_sleep 0.1
-	done
+	w2=$(next_worker "$w0")
 	check "upgrade: a new worker runs (${w2:-none}, was $w0)" \
 		test -n "$w2" -a "$w2" != "$w0"
 	check "upgrade: systemd saw no restart (main pid $pid0, NRestarts $n0, active)" \
@@ -502,11 +505,7 @@ upgrade() {
 	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "upgrade: the session passes traffic after"
 	# the unit's way: SIGUSR2 to the main process
 	systemctl kill -s USR2 --kill-who=main "$UNIT"
-	for ((i = 0; i < 100; i++)); do
-		w0=$(worker_pid)
-		[ -n "$w0" ] && [ "$w0" != "$w2" ] && break
-		e2e_sleep 0.1
-	done
+	w0=$(next_worker "$w2")
 	check "upgrade by systemctl kill -s USR2 --kill-who=main: a new worker (${w0:-none}, was $w2)" \
 		test -n "$w0" -a "$w0" != "$w2"
 	check "... systemd saw no restart (main pid $pid0, NRestarts $n0, active)" \
