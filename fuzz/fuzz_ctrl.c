@@ -101,6 +101,23 @@ call_detach(struct call *c)
 	c->conn.arg = NULL;
 }
 
+/* A worker's resume (privsep) is not reached from the network: never
+ * called here. */
+struct call *
+call_resume(struct calls *s, const struct call_conn *conn,
+    struct client *client, struct pppd_resumed *r, const char **reason)
+{
+	(void)s; (void)conn; (void)client; (void)r; (void)reason;
+	abort();
+}
+
+void
+call_resume_failed(struct call *c, const char *reason)
+{
+	(void)c; (void)reason;
+	abort();
+}
+
 void
 call_set_accm(struct call *c, uint32_t send_accm, uint32_t recv_accm)
 {
