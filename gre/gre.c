@@ -1113,6 +1113,8 @@ void gre_call_set_window(struct gre_call *c, uint16_t peer_window)
 void gre_call_mirror_seq(struct gre_call *c, uint32_t *slot)
 {
 	c->tx_seq_mirror = slot;
+	if (slot != NULL)
+		*slot = c->tx_seq;   /* right from the start */
 }
 
 void gre_call_resume(struct gre_call *c, uint32_t next)

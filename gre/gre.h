@@ -172,9 +172,9 @@ void gre_call_set_window(struct gre_call *c, uint16_t peer_window);
  * half of it is unacknowledged. Default GRE_RECV_WINDOW_DFLT. */
 void gre_call_set_recv_window(struct gre_call *c, uint16_t our_window);
 
-/* Where to store the next sequence number to send after each data
- * packet (a journal's, privsep: the next worker continues from it); NULL:
- * nowhere. The engine's only store outside its own memory. */
+/* Where to store the next sequence number to send, now and after each
+ * data packet (a journal's, privsep: the next worker continues from it);
+ * NULL: nowhere. The engine's only store outside its own memory. */
 void gre_call_mirror_seq(struct gre_call *c, uint32_t *slot);
 /* A call taken over from a worker that died: the next data packet has
  * sequence number `next`, and every one before it counts as acked (the

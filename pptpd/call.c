@@ -331,12 +331,21 @@ call_hold_timeout(void *arg)
 
 /* From here until call_finish the call holds its Call ID, a place in its
  * client's counts and a setup slot. */
+static void call_setup_arm(struct call *c);
+
 static void
 call_hold(struct call *c)
 {
-	struct calls *s = c->calls;
-	call_id_mark(s, c->id, 1);
+	call_id_mark(c->calls, c->id, 1);
 	client_call_add(c->client);
+	call_setup_arm(c);
+}
+
+/* The call counts as a setup, with call-setup-timeout to come up. */
+static void
+call_setup_arm(struct call *c)
+{
+	struct calls *s = c->calls;
 	client_setup_add(c->client);
 	s->setups++;
 	c->in_setup = 1;
@@ -789,6 +798,29 @@ fail:
 	return NULL;
 }
 
+/* A call of connection `conn` and client entry `client`, nothing taken
+ * yet; NULL when out of memory. */
+static struct call *
+call_alloc(struct calls *s, const struct call_conn *conn,
+    struct client *client)
+{
+	struct call *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->calls = s;
+	c->conn = *conn;
+	c->conn.peer_str = NULL;   /* the connection's: copied below */
+	c->client = client;
+	c->peer = conn->peer;
+	snprintf(c->client_str, sizeof(c->client_str), "%s", conn->peer_str);
+	c->stateless = -1;
+	c->pty = -1;
+	c->pty_lf.fd = -1;
+	facts_init(&c->facts);
+	return c;
+}
+
 /* The engine path's GRE set up for the call's pty (`next`: the first
  * sequence number to send, from the journal when the call is resumed),
  * the sequence numbers mirrored to the journal, the pty watched. 0, or
@@ -808,8 +840,6 @@ call_gre_watch(struct call *c, uint32_t next, const char **reason)
 	gre_call_set_window(c->gre, c->peer_window);
 	gre_call_set_recv_window(c->gre, PPTPD_RECV_WINDOW);
 	gre_call_resume(c->gre, next);
-	if (slot != NULL)
-		*slot = next;
 	gre_call_mirror_seq(c->gre, slot);
 	if (loop_fd_add(s->loop, &c->pty_lf, c->pty, EPOLLIN, call_pty_ready,
 	    c) < 0) {
@@ -826,25 +856,15 @@ call_new(struct calls *s, const struct call_conn *conn,
     struct client *client, const struct pptp_msg *ocrq, uint8_t *result,
     uint8_t *error, const char **reason)
 {
-	struct call *c = calloc(1, sizeof(*c));
+	struct call *c = call_alloc(s, conn, client);
 	*result = PPTP_OCRP_GENERAL_ERROR;
 	*error = PPTP_ERR_NO_RESOURCE;
 	if (c == NULL) {
 		*reason = "out of memory";
 		return NULL;
 	}
-	c->calls = s;
-	c->conn = *conn;
-	c->conn.peer_str = NULL;   /* the connection's: copied below */
-	c->client = client;
-	c->peer = conn->peer;
-	snprintf(c->client_str, sizeof(c->client_str), "%s", conn->peer_str);
-	c->stateless = -1;
 	c->peer_id = ocrq->u.ocrq.call_id;
 	c->peer_window = ocrq->u.ocrq.window;
-	c->pty = -1;
-	c->pty_lf.fd = -1;
-	facts_init(&c->facts);
 	if (call_pick_id(s, &c->id) < 0) {
 		*reason = "no free Call ID";
 		goto fail;
@@ -986,15 +1006,8 @@ call_resume_take(struct call *c, const struct journal_rec *rec,
 static void
 call_resume_session(struct call *c)
 {
-	struct calls *s = c->calls;
-
 	if (c->up_ms == 0) {
-		client_setup_add(c->client);
-		s->setups++;
-		c->in_setup = 1;
-		loop_timer_set(s->loop, &c->setup_timer,
-		    (uint64_t)s->conf->setup_timeout * 1000,
-		    call_setup_timeout, c);
+		call_setup_arm(c);
 		return;
 	}
 	call_mss_add(c);
@@ -1020,26 +1033,16 @@ call_resume(struct calls *s, const struct call_conn *conn,
 	if (journal_rec_check(rec, r->call_id, reason) < 0 ||
 	    (*reason = call_record_agrees(r, rec)) != NULL)
 		return NULL;
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = call_alloc(s, conn, client)) == NULL) {
 		*reason = "out of memory";
 		return NULL;
 	}
-	c->calls = s;
-	c->conn = *conn;
-	c->conn.peer_str = NULL;
-	c->client = client;
-	c->peer = conn->peer;
-	snprintf(c->client_str, sizeof(c->client_str), "%s", conn->peer_str);
-	c->stateless = -1;
 	c->id = r->call_id;
 	c->peer_id = r->peer_call_id;
 	c->pid = r->pid;
 	c->local_ip = r->local;
 	c->remote_ip = r->remote;
 	c->kernel = r->kernel;
-	c->pty = -1;
-	c->pty_lf.fd = -1;
-	facts_init(&c->facts);
 	call_take_record(c, rec);
 	uint32_t next = *journal_tx_seq(s->journal, c->id);
 	if (call_resume_take(c, rec, reason) < 0) {

@@ -1145,9 +1145,8 @@ monitor_respawn(struct monitor *m)
 	return 0;
 }
 
-/* The sessions no worker will take over end: the line hangs up, the
- * client's connection closes, pppd gets SIGTERM and, after its grace,
- * SIGKILL. */
+/* The sessions no worker will take over end (monitor_orphan): every
+ * one, or with `hung_only` those the worker was hanging up. */
 static void
 monitor_orphan_all(struct monitor *m, int hung_only)
 {
@@ -1167,9 +1166,6 @@ monitor_live(const struct monitor *m)
 	return n;
 }
 
-/* The worker is gone: a new one starts if it may and takes over what
- * the old one left (handed back at its HELLO); if none may, or none can
- * be started, those sessions end. */
 /* What a worker sent before it died is applied first (a hang-up it
  * asked for must not be lost: the call would be handed back as live);
  * its answers go nowhere. */
@@ -1182,20 +1178,24 @@ monitor_drain(struct monitor *m)
 	m->draining = 0;
 }
 
+/* The worker is gone: a new one starts if it may, or the installed
+ * binary if it left for an upgrade (monitor_upgrade, from the loop), and
+ * takes over what the old one left (handed back at its HELLO); what it
+ * was hanging up ends here. If none may start, or none can, every
+ * session ends. */
 static void
 monitor_worker_exited(struct monitor *m, int status)
 {
 	monitor_drain(m);
+	m->worker_status = status;
+	for (size_t i = 0; i < m->ncalls; i++)
+		m->calls[i].handed = 0;
 	if (m->upgrading && m->stopping) {
 		/* told to stop meanwhile: a stop it is */
 		log_msg(LOG_NOTICE, "monitor: upgrade given up: stopping");
 		m->upgrading = 0;
 	}
 	if (m->upgrading) {
-		/* (what it was hanging up ends here; the rest is handed on) */
-		m->worker_status = status;
-		for (size_t i = 0; i < m->ncalls; i++)
-			m->calls[i].handed = 0;
 		monitor_orphan_all(m, 1);
 		return;
 	}
@@ -1203,7 +1203,6 @@ monitor_worker_exited(struct monitor *m, int status)
 	int respawn = monitor_may_respawn(m, status);
 	const char *fate = respawn ? "a new worker takes over" : "ending";
 
-	m->worker_status = status;
 	if (WIFSIGNALED(status))
 		log_msg(LOG_ERR, "monitor: the worker (pid %d) was killed by "
 		    "signal %d: %s %zu sessions", (int)m->worker,
@@ -1212,15 +1211,9 @@ monitor_worker_exited(struct monitor *m, int status)
 		log_msg(LOG_ERR, "monitor: the worker (pid %d) exited with "
 		    "status %d: %s %zu sessions", (int)m->worker,
 		    WEXITSTATUS(status), fate, n);
-	for (size_t i = 0; i < m->ncalls; i++)
-		m->calls[i].handed = 0;
 	/* A call the worker was hanging up is not handed back: it ends as
 	 * it was going to (its line may be cut already). */
-	if (respawn && monitor_respawn(m) == 0) {
-		monitor_orphan_all(m, 1);
-		return;
-	}
-	monitor_orphan_all(m, 0);
+	monitor_orphan_all(m, respawn && monitor_respawn(m) == 0);
 }
 
 /* Call `c` as the next monitor gets it (handover.h). */

@@ -370,21 +370,28 @@ phase() {
 	kill_main
 }
 
+# started_dialed NAME LABEL: the unit started and alice dialed in as NAME;
+# KCPID her pppd, PID0 and NR0 the unit's main pid and NRestarts then. 1
+# (reported) when the unit does not start.
+started_dialed() {
+	if ! systemctl start "$UNIT"; then
+		tap_not_ok "$2: systemctl start pptpd"
+		return 1
+	fi
+	dial "$1"
+	KCPID=$(client_pid "$1") PID0=$(main_pid) NR0=$(prop NRestarts)
+}
+
 # killed NAME LABEL [OPTION...]: the unit started, alice dialed
 # in as NAME, then `systemctl kill -s KILL [OPTION...] pptpd`; the unit must restart and
 # the server's pppd ($SPPPD) end. KCPID: the client's pppd.
 killed() {
-	local name=$1 label=$2 pid0 n0
+	local name=$1 label=$2
 	shift 2
-	if ! systemctl start "$UNIT"; then
-		tap_not_ok "$label: systemctl start pptpd"
-		return 1
-	fi
-	dial "$name"
-	KCPID=$(client_pid "$name") pid0=$(main_pid) n0=$(prop NRestarts)
+	started_dialed "$name" "$label" || return 1
 	systemctl kill -s KILL "$@" "$UNIT"
-	check "$label: the unit restarted (pid $pid0 -> $(restarted "$pid0" "$n0"; main_pid))" \
-		test "$(prop ActiveState)" = active -a "$(main_pid)" != "$pid0"
+	check "$label: the unit restarted (pid $PID0 -> $(restarted "$PID0" "$NR0"; main_pid))" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" != "$PID0"
 	check "$label: pppd $SPPPD is gone" gone "$SPPPD" 30
 	jsync
 	diag "$label: systemd: $(grep -E 'systemd\[1\]' "$E2E_SERVER_LOG" | sed 's/.*systemd\[1\]: //' | paste -sd '|')"
@@ -439,14 +446,9 @@ kill_all() {
 # it passes traffic, no Accounting-Stop); the unit does not restart (its
 # main pid, the monitor, lives on) and the new worker takes a new session.
 kill_worker() {
-	local pid0 n0 w2 i wf
+	local w2 wf
 	unit_afresh "$1" "pptpd-worker SIGKILLed"
-	if ! systemctl start "$UNIT"; then
-		tap_not_ok "worker killed: systemctl start pptpd"
-		return 0
-	fi
-	dial "w-$DP"
-	KCPID=$(client_pid "w-$DP") pid0=$(main_pid) n0=$(prop NRestarts)
+	started_dialed "w-$DP" "worker killed" || return 0
 	KWORKER=$(worker_pid)
 	check "worker killed: pptpd's worker found (${KWORKER:-none})" test -n "$KWORKER"
 	[ -n "$KWORKER" ] || return 0
@@ -454,8 +456,8 @@ kill_worker() {
 	w2=$(next_worker "$KWORKER")
 	check "worker killed: a new worker runs (${w2:-none}, was $KWORKER)" \
 		test -n "$w2" -a "$w2" != "$KWORKER"
-	check "worker killed: the unit did not restart (main pid $pid0, NRestarts $n0)" \
-		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$pid0" -a "$(prop NRestarts)" = "$n0"
+	check "worker killed: the unit did not restart (main pid $PID0, NRestarts $NR0)" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$PID0" -a "$(prop NRestarts)" = "$NR0"
 	wf=$(worker_facts)
 	check "worker killed: the new worker runs as pptpd, CapEff 0, seccomp on: '$wf'" \
 		grep -Eq '^pptpd 0+ 2$' <<<"$wf"
@@ -481,22 +483,17 @@ kill_worker() {
 # no stop, no start and no restart (main pid, NRestarts, active), the
 # session's pppd and client run on and pass traffic, no Accounting-Stop.
 upgrade() {
-	local pid0 n0 w0 w2 i out
+	local w0 w2 i out
 	unit_afresh "$1" "pptpctl upgrade"
-	if ! systemctl start "$UNIT"; then
-		tap_not_ok "upgrade: systemctl start pptpd"
-		return 0
-	fi
-	dial "u-$DP"
-	KCPID=$(client_pid "u-$DP") pid0=$(main_pid) n0=$(prop NRestarts)
+	started_dialed "u-$DP" "upgrade" || return 0
 	w0=$(worker_pid)
 	out=$(pptpctl upgrade 2>&1) && i=0 || i=$?
 	check "upgrade: pptpctl upgrade exits 0 ($i: $out)" test "$i" = 0
 	w2=$(next_worker "$w0")
 	check "upgrade: a new worker runs (${w2:-none}, was $w0)" \
 		test -n "$w2" -a "$w2" != "$w0"
-	check "upgrade: systemd saw no restart (main pid $pid0, NRestarts $n0, active)" \
-		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$pid0" -a "$(prop NRestarts)" = "$n0"
+	check "upgrade: systemd saw no restart (main pid $PID0, NRestarts $NR0, active)" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$PID0" -a "$(prop NRestarts)" = "$NR0"
 	jsync
 	check "upgrade: the new worker took the session over" \
 		eval '(for _ in $(seq 50); do jsync; jhas "1 of 1 sessions taken over" && exit 0; e2e_sleep 0.2; done; exit 1)'
@@ -508,8 +505,8 @@ upgrade() {
 	w0=$(next_worker "$w2")
 	check "upgrade by systemctl kill -s USR2 --kill-who=main: a new worker (${w0:-none}, was $w2)" \
 		test -n "$w0" -a "$w0" != "$w2"
-	check "... systemd saw no restart (main pid $pid0, NRestarts $n0, active)" \
-		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$pid0" -a "$(prop NRestarts)" = "$n0"
+	check "... systemd saw no restart (main pid $PID0, NRestarts $NR0, active)" \
+		test "$(prop ActiveState)" = active -a "$(main_pid)" = "$PID0" -a "$(prop NRestarts)" = "$NR0"
 	check "... the new worker took the session over" \
 		eval '(for _ in $(seq 50); do [ "$(jcount "1 of 1 sessions taken over")" -ge 2 ] && exit 0; e2e_sleep 0.2; done; exit 1)'
 	assert_ping "$NS_CLI" "$TUNNEL_LOCAL_IP" 3 "... the session passes traffic after"

@@ -85,6 +85,15 @@ log_contains(const char *needle)
 	return file_contains(logpath, needle);
 }
 
+/* log_contains, waited for up to `ms`. */
+static int
+log_wait(const char *needle, int ms)
+{
+	for (int i = 0; i < ms / 10 && !log_contains(needle); i++)
+		usleep(10000);
+	return log_contains(needle);
+}
+
 /* The test configuration plus `extra` lines, as tmpdir/pptpd.conf.
  * PPTPD_TEST_CONF adds a line to every test's ("privsep no": the whole
  * suite again in one process, as `make unit` runs it; unset: "privsep-user
@@ -1554,9 +1563,7 @@ test_worker_killed_sessions_resumed(void **state)
 	snprintf(want, sizeof(want), "monitor: the worker is pid %d (worker 2)",
 	    (int)w2);
 	assert_true(log_contains(want));
-	for (int i = 0; i < 300 && !log_contains("1 of 1 sessions taken over"); i++)
-		usleep(10000);
-	assert_true(log_contains("1 of 1 sessions taken over"));
+	assert_true(log_wait("1 of 1 sessions taken over", 3000));
 	snprintf(want, sizeof(want), "call %u/1 127.0.0.1:", id);
 	assert_true(log_contains(want));
 	assert_true(log_contains(", user alice"));
@@ -1610,9 +1617,7 @@ test_worker_killed_hangup_not_resumed(void **state)
 
 	assert_int_equal(kill(w1, SIGKILL), 0);
 	assert_int_not_equal(new_worker(w1, 5000), w1);
-	for (int i = 0; i < 300 && !log_contains("1 of 1 sessions taken over"); i++)
-		usleep(10000);
-	assert_true(log_contains("1 of 1 sessions taken over"));
+	assert_true(log_wait("1 of 1 sessions taken over", 3000));
 	assert_true(log_contains("monitor: 1 sessions handed to the worker"));
 	/* call 1's grace (stop-timeout, 10 s), then SIGKILL */
 	wait_for(daemon_children, 1, 15000);
@@ -1662,9 +1667,7 @@ test_worker_killed_bad_record_hung_up(void **state)
 
 	assert_int_equal(kill(w1, SIGKILL), 0);
 	assert_int_not_equal(new_worker(w1, 5000), w1);
-	for (int i = 0; i < 300 && !log_contains("1 of 2 sessions taken over"); i++)
-		usleep(10000);
-	assert_true(log_contains("1 of 2 sessions taken over"));
+	assert_true(log_wait("1 of 2 sessions taken over", 3000));
 	snprintf(want, sizeof(want), "call %u/1: pppd ", bad);
 	assert_true(log_contains(want));
 	assert_true(log_contains("not resumed: the journal names another pppd: "
@@ -2241,18 +2244,13 @@ test_upgrade_keeps_sessions(void **state)
 	}
 	assert_int_equal(pptpctl("upgrade"), 0);
 	assert_true(ctl_out_contains("upgrading: the installed pptpd takes over"));
-	for (int i = 0; i < 500 && !log_contains("sessions taken over from the "
-	    "monitor before the upgrade"); i++)
-		usleep(10000);
-	assert_true(log_contains("monitor: 1 sessions taken over from the "
-	    "monitor before the upgrade"));
+	assert_true(log_wait("monitor: 1 sessions taken over from the "
+	    "monitor before the upgrade", 5000));
 	assert_int_equal(waitpid(daemon_pid, NULL, WNOHANG), 0);   /* the same */
 	pid_t w2 = new_worker(w1, 5000);
 	assert_int_not_equal(w2, w1);
 	assert_int_not_equal(w2, daemon_pid);
-	for (int i = 0; i < 300 && !log_contains("1 of 1 sessions taken over"); i++)
-		usleep(10000);
-	assert_true(log_contains("1 of 1 sessions taken over"));
+	assert_true(log_wait("1 of 1 sessions taken over", 3000));
 	snprintf(want, sizeof(want), "call %u/1 127.0.0.1:", id);
 	assert_true(log_contains(want));
 
@@ -2286,17 +2284,12 @@ test_upgrade_by_signal(void **state)
 	wait_for(daemon_children, 1, 2000);
 	assert_int_equal(kill(daemon_pid, SIGUSR2), 0);
 	if (!privsep_on()) {
-		for (int i = 0; i < 300 && !log_contains("SIGUSR2: upgrade "
-		    "refused"); i++)
-			usleep(10000);
-		assert_true(log_contains("SIGUSR2: upgrade refused: an upgrade "
-		    "needs privsep yes"));
+		assert_true(log_wait("SIGUSR2: upgrade refused: an upgrade "
+		    "needs privsep yes", 3000));
 		close(s);
 		return;
 	}
-	for (int i = 0; i < 500 && !log_contains("1 of 1 sessions taken "
-	    "over"); i++)
-		usleep(10000);
+	assert_true(log_wait("1 of 1 sessions taken over", 5000));
 	assert_true(log_contains("monitor: 1 sessions taken over from the "
 	    "monitor before the upgrade"));
 	assert_int_equal(waitpid(daemon_pid, NULL, WNOHANG), 0);

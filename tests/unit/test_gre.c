@@ -737,6 +737,7 @@ static void test_engine_resume_continues_sequence(void **state)
 
 	NEED_ENGINE(f);
 	gre_call_mirror_seq(f->c, &mirror);
+	assert_int_equal(mirror, 0);   /* an old call's number is not left */
 	for (int i = 0; i < 3; i++)
 		ppp_write_frame(f, fr, sizeof(fr));
 	gre_call_pty_input(f->c, 1000);
