@@ -196,23 +196,29 @@ monlink_start(void *arg, const struct pppd_args *in, int tcp, int sock,
 	return (pid_t)a.u.call_started.pid;
 }
 
+/* CALL_HANGUP `how` (MON_HANGUP_*) for call `call_id`; a failure is
+ * logged (the worker can do no more about it). */
 static void
-monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig, int cut)
+monlink_hangup(struct monlink *ml, uint16_t call_id, uint8_t how)
 {
-	struct monlink *ml = arg;
 	struct mon_msg r = { .type = MON_CALL_HANGUP }, a;
 	const char *why = NULL;
 
-	(void)pid;   /* the monitor signals the pid it has for the call */
 	r.u.call_hangup.call_id = call_id;
-	r.u.call_hangup.cause = 0;
-	r.u.call_hangup.how = sig == SIGKILL ? MON_HANGUP_KILL :
-	    cut ? MON_HANGUP_CUT : MON_HANGUP_CLEAN;
+	r.u.call_hangup.how = how;
 	if (monlink_request(ml, &r, &a, &why) < 0)
-		log_rl(&ml->rl, loop_now(ml->loop), LOG_ERR, "worker: signal "
-		    "for call %u: %s", call_id, why);
+		log_rl(&ml->rl, loop_now(ml->loop), LOG_ERR, "worker: hang-up "
+		    "of call %u: %s", call_id, why);
 	else
 		mon_close_fds(&a);
+}
+
+static void
+monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig, int cut)
+{
+	(void)pid;   /* the monitor signals the pid it has for the call */
+	monlink_hangup(arg, call_id, sig == SIGKILL ? MON_HANGUP_KILL :
+	    cut ? MON_HANGUP_CUT : MON_HANGUP_CLEAN);
 	/* A refusal is a pppd reaped a moment ago: its exit is on its way. */
 }
 
@@ -222,17 +228,7 @@ monlink_signal(void *arg, uint16_t call_id, pid_t pid, int sig, int cut)
 static void
 monlink_drop(void *arg, uint16_t call_id)
 {
-	struct monlink *ml = arg;
-	struct mon_msg r = { .type = MON_CALL_HANGUP }, a;
-	const char *why = NULL;
-
-	r.u.call_hangup.call_id = call_id;
-	r.u.call_hangup.how = MON_HANGUP_DROP;
-	if (monlink_request(ml, &r, &a, &why) < 0)
-		log_rl(&ml->rl, loop_now(ml->loop), LOG_ERR, "worker: call %u "
-		    "not handed back to the monitor: %s", call_id, why);
-	else
-		mon_close_fds(&a);
+	monlink_hangup(arg, call_id, MON_HANGUP_DROP);
 }
 
 static int
