@@ -31,8 +31,12 @@
 #   poptop-unchanged: the same with Poptop's pptpd.conf untouched and its
 #            service not enabled: ours replaces it, and is not enabled;
 #            apt-get install pptpd then goes back to Poptop.
-# The service under systemd and a client dialling in need a VM with systemd
-# as PID 1: --root-with-deb makes DIR a full copy of `scripts/vm/mkroot
+#   live:    the VM with systemd as PID 1 over a copy of the VM's root with
+#            A installed (pkg_root_with_deb), a client connected, dpkg -i
+#            B.deb: B's postinst hands the session over to B's pptpd
+#            (tests/package/live_upgrade.sh, scenario_live below).
+# The whole systemd test with the package needs the same VM:
+# --root-with-deb makes DIR a full copy of `scripts/vm/mkroot
 # RELEASE` (the VM's root, with systemd) with this package installed, for
 # `scripts/vm/run --root DIR --init systemd`; or source this file and
 # call pkg_build/pkg_root_with_deb (below) from that test. --vm-smoke does
@@ -175,6 +179,8 @@ main() {
 	pkg_tree "$tree/b"
 	echo "# test_deb: B line" >>"$tree/b/examples/pptpd.conf"
 	echo "# test_deb: B line" >>"$tree/b/examples/options.pptpd"
+	# B says its own version (pptpctl status), for the live upgrade.
+	sed -i "s/^#define PPTPD_VERSION .*/#define PPTPD_VERSION \"$vb\"/" "$tree/b/pptpd/version.h"
 	local deb_a deb_b
 	deb_a=$(pkg_build "$release" "$tree/a" "$tree/a/build/deb")
 	deb_b=$(pkg_build "$release" "$tree/b" "$tree/b/build/deb" "$vb")
@@ -214,6 +220,7 @@ main() {
 		esac
 		rm -rf "$scr"
 	done
+	scenario_live "$release" "$work" "$vb"
 
 	echo "test_deb: $pass passed, $fail failed"
 	[ "$fail" -eq 0 ]
@@ -329,6 +336,50 @@ scenario_poptop() {
 		expect "apt-get install pptpd goes back: Poptop's package in, ours out (state rc)" \
 			"st pptpd | grep -q '^ii' && st pptpd-ng | grep -q '^rc' && dpkg -S /usr/sbin/pptpd | grep -q '^pptpd:'"
 	fi
+}
+
+# scenario_live RELEASE WORK VB: an upgrade to B with a client connected,
+# under systemd in the VM (tests/package/live_upgrade.sh, which says what it
+# does): the postinst hands the session over to B's pptpd (same main pid,
+# same pppd, traffic through the tunnel before and after, B's version in
+# pptpctl status); and where the hand-over is refused (privsep no), it
+# says so and restarts the unit.
+scenario_live() {
+	local release=$1 work=$2 vb=$3 root=$2/vm-root cwd=$2/vm-cwd out n
+	echo "# a package upgrade with a session up, under systemd in the VM"
+	if ! pkg_root_with_deb "$release" "$root" "$debs/a.deb" >/dev/null 2>"$work/vm-root.log"; then
+		bad "no VM root with A installed (pkg_root_with_deb: $work/vm-root.log)"
+		return 1
+	fi
+	rm -rf "$cwd"
+	mkdir -p "$cwd"
+	cp "$debs/b.deb" "$top/tests/package/live_upgrade.sh" "$cwd/"
+	# The VM shares the working directory at its own path (not under
+	# /tmp, which the guest has of its own).
+	out=$(cd "$cwd" && "$top/scripts/vm/run" --root "$root" --init systemd --timeout 900 -- \
+		"$cwd/live_upgrade.sh" "$cwd/b.deb" 2>&1 | tr -d '\r')
+	echo "$out" | sed 's/^/# vm: /'
+	rm -rf "$root"
+	has() { grep -Eq -- "$1" <<<"$out"; }
+	check "a client dials in to the packaged unit and pings through the tunnel" has '^ping before: ok$'
+	check "dpkg -i B with the session up succeeds" has '^dpkg -i: exit 0$'
+	check "B's postinst hands the sessions over instead of restarting (pptpctl upgrade)" \
+		has '^postinst: pptpd-ng: upgrading: '
+	check "pptpctl status then says B's version, pptpd $vb" has "^version after: pptpd ${vb//+/\\+}\$"
+	check "the same pptpd process (systemd's main pid) carries on" has '^main pid: same$'
+	check "the session lives on: the server's pppd, the client's pppd, pptpctl sessions" \
+		bash -c 'grep -q "^server pppd after: $(sed -n "s/^server pppd before: //p" <<<"$1")\$" <<<"$1" &&
+			grep -q "^client pppd: alive\$" <<<"$1" && grep -q "^sessions: 1\$" <<<"$1"' sh "$out"
+	check "B's worker took over, as user pptpd" has '^worker: new, user pptpd$'
+	check "the tunnel passes traffic after the upgrade" has '^ping after: ok$'
+	# The hand-over takes about a second (pptpctl(8)): a few pings lost.
+	n=$(sed -n 's/^ping across: //p' <<<"$out")
+	check "pings every 0.2 s through the tunnel across the upgrade: at least 80 % answered ($n)" \
+		awk -v n="$n" 'BEGIN { split(n, f, " "); exit !(f[1] > 0 && f[4] * 10 >= f[1] * 8) }'
+	check "the hand-over refused (privsep no): the postinst says so" \
+		has '^postinst again: pptpd-ng: the running pptpd .* cannot hand its sessions over'
+	check "... and restarts the unit, which ends the session" \
+		bash -c 'grep -q "^after refusal: restarted, active\$" <<<"$1" && grep -q "^client pppd after refusal: ended\$" <<<"$1"' sh "$out"
 }
 
 # pkg_vm_smoke DIR: boot the VM with systemd as PID 1 over DIR (from
