@@ -177,9 +177,11 @@ demo: deps
 # from the host against our server and Poptop in the VM
 # (scripts/bed/bench_scale.py). KILL=1: ours alone, its worker killed
 # (kill -9) at each step with every session streaming; UPGRADE=1: ours
-# alone, `pptpctl upgrade` at each step instead.
+# alone, `pptpctl upgrade` at each step instead; FROM=VERSION (with
+# UPGRADE=1): 50 sessions on VERSION's build, upgraded to HEAD's, both
+# built as make regress builds them.
 bench-scale: all
-	scripts/bed/bench_scale.py $(if $(QUICK),--quick) $(if $(KILL),--kill-worker --servers ours) $(if $(UPGRADE),--upgrade --servers ours)
+	scripts/bed/bench_scale.py $(if $(QUICK),--quick) $(if $(KILL),--kill-worker --servers ours) $(if $(UPGRADE),--upgrade --servers ours) $(if $(FROM),--upgrade-from $(FROM))
 
 # make deb: the Debian package pptpd-ng (debian/, doc/packaging.md), built
 # by dpkg-buildpackage -b in a copy of the tree (debian/build-deb); the .deb,

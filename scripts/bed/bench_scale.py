@@ -41,6 +41,13 @@ dropped sessions and echo loss (the whole run's: without the kill it is
 about 0), and the time from the kill until the server's ppp interfaces
 receive again (the snapshots' pace is its resolution).
 
+With --upgrade (ours, privsep) each step runs `pptpctl upgrade` instead,
+reported the same way, with the version before and after. With
+--upgrade-from VERSION (one step, 50 sessions unless --steps) the server
+starts as VERSION's build and HEAD's is installed over it (a new file
+renamed over each, as dpkg does) just before the upgrade: from the
+previous release to HEAD, both built as make regress builds them.
+
 `drive` is the half that runs under scripts/hostbed, on the host side.
 """
 import argparse
@@ -48,6 +55,7 @@ import ipaddress
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -185,16 +193,17 @@ KILL_RECOVERED_PKTS = 20
 KILL_WAIT_S = 60
 
 
-def kill_step(tag, after_s, kind="kill-worker"):
+def kill_step(tag, after_s, kind="kill-worker", stage=None):
     """--kill-worker: SIGKILL our worker with every session streaming
     (privsep: the monitor starts a new worker that takes them over);
     --upgrade: `pptpctl upgrade` instead (the monitor re-executes its
-    binary, which takes them over). The time until the streams reach pppd
-    again (the snapshots' own pace is its resolution), and the sessions
-    and processes `after_s` later."""
+    binary, which takes them over; `stage` "STAGED:INSTALLED": another
+    build's files installed first, --upgrade-from). The time until the
+    streams reach pppd again (the snapshots' own pace is its resolution),
+    and the sessions and processes `after_s` later."""
     before = snap(tag + "-k0")
     t0 = time.monotonic()
-    k = snap(tag + "-" + kind, kind=kind)
+    k = snap(tag + "-" + kind, kind=kind + (":" + stage if stage else ""))
     base = k["ppp"]["rx_packets"]
     res = {"kind": kind, "killed_worker": k.get("killed_worker"),
            "upgrade": k.get("upgrade"),
@@ -213,6 +222,9 @@ def kill_step(tag, after_s, kind="kill-worker"):
     res.update({"ifaces_after": s["ppp_ifaces"], "pppd_after": s["pppd"],
                 "workers_after": s["by_comm"].get("pptpd-worker",
                                                   {}).get("n", 0)})
+    if kind == "upgrade":
+        v = snap(tag + "-version", kind="version")
+        res.update({"version_after": v.get("version"), "exe": v.get("exe")})
     print("  %s: %s (%s): %d/%d ppp interfaces after, recovered in %s s" %
           (tag, kind, res["killed_worker"] or res["upgrade"],
            res["ifaces_after"], res["ifaces_before"],
@@ -258,7 +270,8 @@ def drive_step(a, n):
         if a.kill_worker:
             res["kill"] = kill_step(tag, a.window)
         if a.upgrade:
-            res["upgrade"] = kill_step(tag, a.window, "upgrade")
+            res["upgrade"] = kill_step(tag, a.window, "upgrade",
+                                       a.upgrade_stage)
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
     try:
@@ -317,6 +330,18 @@ def fmt(v, f="%.1f"):
     return "-" if v is None else f % v
 
 
+def upgrade_note(K, builds):
+    """What `pptpctl upgrade` did, for the report's note."""
+    u = K["upgrade"] or {}
+    what = "pptpctl upgrade (exit %s: %s)" % (u.get("rc"), u.get("out"))
+    if builds:
+        what += " from %s's build (%s) to HEAD's (%s)" % (
+            builds["from"], builds["from_commit"][:12],
+            builds["to_commit"][:12])
+    return what + ", %s -> %s" % (u.get("version_before"),
+                                  K.get("version_after"))
+
+
 def report(results, path):
     rows = [("server", "N", "up", "all up s", "sess/s",
              "setup p50/p95/max ms", "PSS/sess KB", "RSS/sess KB",
@@ -351,7 +376,7 @@ def report(results, path):
                     continue
                 what = ("kill -9 of the worker (pid %s)" %
                         K["killed_worker"]) if K["kind"] == "kill-worker" \
-                    else "pptpctl upgrade (%s)" % K["upgrade"]
+                    else upgrade_note(K, r.get("upgrade_builds"))
                 dropped = (st.get("load") or {}).get("dropped")
                 notes.append("%s N=%d: %s mid-stream: %s/%s sessions' ppp "
                              "interfaces and %s/%s pppd %g s later, %s "
@@ -382,6 +407,36 @@ def report(results, path):
         f.write(text + "\n")
 
 
+def upgrade_builds(version, out):
+    """--upgrade-from: VERSION's and HEAD's builds (regress/build.py, as
+    make regress builds them: pptpd and the plugin), laid out as a tree
+    under OUT/installed (VERSION's, which the bed starts, with this
+    tree's pptpctl) and OUT/next (HEAD's, which the guest installs over
+    it just before `pptpctl upgrade`). The environment for scripts/hostbed
+    and the stage "NEXT:INSTALLED"."""
+    import build
+    root = os.path.join(TOP, "regress", "build")
+    old = build.build_one(TOP, root, version, version)
+    new = build.build_one(TOP, root, "HEAD", "HEAD")
+    inst, nxt = os.path.join(out, "installed"), os.path.join(out, "next")
+    for top, v in ((inst, old), (nxt, new)):
+        d = os.path.dirname(os.path.dirname(v["server"][0]))
+        for rel in ("pptpd/pptpd", "plugin/pptpd-policy.so"):
+            os.makedirs(os.path.join(top, os.path.dirname(rel)),
+                        exist_ok=True)
+            shutil.copy2(os.path.join(d, rel), os.path.join(top, rel))
+    os.makedirs(os.path.join(inst, "ctl"), exist_ok=True)
+    shutil.copy2(os.path.join(TOP, "ctl", "pptpctl"),
+                 os.path.join(inst, "ctl", "pptpctl"))
+    print("upgrade from %s (%s) to HEAD (%s)" % (
+        version, old["commit"][:12], new["commit"][:12]), flush=True)
+    env = dict(os.environ, PPTPD=os.path.join(inst, "pptpd", "pptpd"),
+               PPTPD_PLUGIN=os.path.join(inst, "plugin", "pptpd-policy.so"))
+    builds = {"from": version, "from_commit": old["commit"],
+              "to_commit": new["commit"]}
+    return env, nxt + ":" + inst, builds
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true",
@@ -408,6 +463,12 @@ def main():
                    help="after each step's window, `pptpctl upgrade` (ours, "
                    "privsep: the same binary executed again) with the "
                    "sessions streaming; reported as --kill-worker")
+    p.add_argument("--upgrade-from", metavar="VERSION",
+                   help="--upgrade from another version: the server "
+                   "starts as VERSION's build and `pptpctl upgrade` goes "
+                   "to HEAD's, both built as make regress builds them "
+                   "(a release name, a git ref)")
+    p.add_argument("--upgrade-stage", help=argparse.SUPPRESS)
     p.add_argument("--out")
     p.add_argument("--report", metavar="DIR",
                    help="print the table of an earlier run")
@@ -416,7 +477,10 @@ def main():
     d.add_argument("json")
     a = p.parse_args()
     if a.steps is None:
-        a.steps = "1,10,50" if a.quick else "1,100,1000"
+        # From another version: one step, one upgrade (a second would go
+        # from HEAD to HEAD).
+        a.steps = "50" if a.upgrade_from else \
+            "1,10,50" if a.quick else "1,100,1000"
     a.steps = [int(x) for x in a.steps.split(",")]
     if a.cmd == "drive":
         return drive(a)
@@ -425,6 +489,10 @@ def main():
     os.makedirs(out, exist_ok=True)
     results = {}
     rc = 0
+    env, builds = dict(os.environ), None
+    if a.upgrade_from and not a.report:
+        a.upgrade, a.servers = True, "ours"
+        env, a.upgrade_stage, builds = upgrade_builds(a.upgrade_from, out)
     for kind in a.servers.split(","):
         if a.report:
             break
@@ -439,9 +507,11 @@ def main():
                 "--setup-timeout", str(a.setup_timeout),
                 "--perf", str(a.perf)] + \
             (["--kill-worker"] if a.kill_worker else []) + \
-            (["--upgrade"] if a.upgrade else []) + ["drive", js]
+            (["--upgrade"] if a.upgrade else []) + \
+            (["--upgrade-stage", a.upgrade_stage] if a.upgrade_stage
+             else []) + ["drive", js]
         print("== %s" % kind, flush=True)
-        r = subprocess.run(argv)
+        r = subprocess.run(argv, env=env)
         if r.returncode:
             rc = rc or r.returncode
     for kind in a.servers.split(","):
@@ -449,6 +519,10 @@ def main():
         try:
             with open(js) as f:
                 results[kind] = json.load(f)
+            if builds and "upgrade_builds" not in results[kind]:
+                results[kind]["upgrade_builds"] = builds
+                with open(js, "w") as f:
+                    json.dump(results[kind], f, indent=1)
         except (OSError, ValueError):
             results[kind] = {"error": "no results (see %s-bed/)" % kind}
     print()

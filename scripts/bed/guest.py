@@ -426,15 +426,49 @@ def perf_profile(w, name, kind):
                 subprocess.run(argv, stdout=out, stderr=log)
 
 
-def upgrade(ctl):
-    """`snap NAME upgrade`: `pptpctl upgrade` in the server's namespace
-    just before the snapshot (ours, privsep: the monitor re-executes its
-    installed binary, which takes the sessions over); its exit status and
-    output."""
+def ctl_version(ctl):
+    """The version `pptpctl status` reports, or None."""
+    r = subprocess.run(["ip", "netns", "exec", SRV_NS, ctl, "status"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       universal_newlines=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("version:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def install(staged, installed):
+    """Each file under the folder `staged` put at the same place under
+    `installed`, as dpkg puts a package's files: a new file renamed over
+    the old one (the running binary's /proc/PID/exe then reads
+    "(deleted)"). The files' paths, relative."""
+    done = []
+    for d, _, files in os.walk(staged):
+        for name in sorted(files):
+            rel = os.path.relpath(os.path.join(d, name), staged)
+            dst = os.path.join(installed, rel)
+            shutil.copy2(os.path.join(staged, rel), dst + ".new")
+            os.rename(dst + ".new", dst)
+            done.append(rel)
+    return sorted(done)
+
+
+def upgrade(ctl, kind):
+    """`snap NAME upgrade[:STAGED:INSTALLED]`: `pptpctl upgrade` in the
+    server's namespace just before the snapshot (ours, privsep: the
+    monitor re-executes its installed binary, which takes the sessions
+    over); with STAGED, its files are installed into INSTALLED first
+    (another build: bench_scale.py --upgrade-from). Its exit status and
+    output, and the version running before."""
+    res = {"version_before": ctl_version(ctl)}
+    if ":" in kind:
+        _, staged, installed = kind.split(":", 2)
+        res["installed"] = install(staged, installed)
     r = subprocess.run(["ip", "netns", "exec", SRV_NS, ctl, "upgrade"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True)
-    return {"rc": r.returncode, "out": r.stdout.strip()}
+    res.update({"rc": r.returncode, "out": r.stdout.strip()})
+    return res
 
 
 def serve(w, srv_ino, anchor, dev, server, echo, ctl):
@@ -452,12 +486,16 @@ def serve(w, srv_ino, anchor, dev, server, echo, ctl):
             if kind.startswith("perf"):
                 perf_profile(w, name, kind)
             killed = kill_worker(srv_ino) if kind == "kill-worker" else None
-            upgraded = upgrade(ctl) if kind == "upgrade" else None
+            upgraded = upgrade(ctl, kind) if kind.startswith("upgrade") \
+                else None
             s = snapshot(srv_ino, anchor, dev, kind == "mem")
             if kind == "kill-worker":
                 s["killed_worker"] = killed
-            if kind == "upgrade":
+            if upgraded is not None:
                 s["upgrade"] = upgraded
+            if kind == "version":
+                s["version"] = ctl_version(ctl)
+                s["exe"] = os.readlink("/proc/%d/exe" % server.pid)
             s["name"] = name
             s["server_alive"] = server.poll() is None
             write_json(os.path.join(snap, name + ".json"), s)
