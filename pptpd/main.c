@@ -413,6 +413,7 @@ struct reloader {
 	struct drop_user   user;   /* privsep: the worker's (privsep-user) */
 	struct server_facts facts; /* privsep: what the first startup learnt */
 	int                journal;   /* privsep, in the monitor: the memfd */
+	int                upgrade_bin;  /* the installed binary, checked */
 	/* After an upgrade's execve (--resume): what the monitor before
 	 * handed over; journal -1 otherwise. */
 	struct {
@@ -784,8 +785,9 @@ worker_respawn(void *arg, int *sock)
 static int
 monitor_upgrade_check(void *arg, char *err, size_t errlen)
 {
-	const struct reloader *r = arg;
-	return upgrade_check(r->o->exe, r->o->argv, r->path, err, errlen);
+	struct reloader *r = arg;
+	return upgrade_check(r->o->exe, r->o->argv, r->path, &r->upgrade_bin,
+	    err, errlen);
 }
 
 /* ... it may, and the worker has left: this process becomes it. */
@@ -793,15 +795,17 @@ static void
 monitor_upgrade_exec(void *arg, const struct handover_call *calls, size_t n,
     uint32_t generation)
 {
-	const struct reloader *r = arg;
+	struct reloader *r = arg;
 	int err;
 
 	log_msg(LOG_NOTICE, "monitor: upgrade: executing %s with %zu sessions",
 	    r->o->exe, n);
 	log_close();
-	upgrade_exec(r->o->exe, r->o->argv, r->path, r->journal, calls, n,
+	upgrade_exec(r->upgrade_bin, r->o->argv, r->path, r->journal, calls, n,
 	    generation);
 	err = errno;
+	close(r->upgrade_bin);
+	r->upgrade_bin = -1;
 	log_open("pptpd", r->o->foreground, r->conf->debug);
 	errno = err;
 }
@@ -950,7 +954,7 @@ run(struct conf *conf, const struct opts *o)
 	const char *reason = NULL;
 	struct server *s = NULL;
 	struct reloader reloader = { .conf = conf, .o = o,
-		.resumed.journal = -1 };
+		.resumed.journal = -1, .upgrade_bin = -1 };
 	struct loop *loop = NULL;
 	int rc = EXIT_FAIL, pid_fd = -1, split = 0, found = 0;
 

@@ -116,12 +116,13 @@ upgrade_reap(pid_t pid, int *st, const struct timespec *until)
 	}
 }
 
-/* Run `exe ARGS --handover-version`: its output (both streams) into buf,
- * its exit status into *st. 0, or -1 with err set (killed at the
- * deadline, or not run). */
+/* Run the file open on `bin` (installed as `exe`) with ARGS
+ * --handover-version: its output (both streams) into buf, its exit
+ * status into *st. 0, or -1 with err set (killed at the deadline, or not
+ * run). */
 static int
-upgrade_ask(const char *exe, char *const args[], char *buf, size_t len,
-    int *st, char *err, size_t errlen)
+upgrade_ask(int bin, const char *exe, char *const args[], char *buf,
+    size_t len, int *st, char *err, size_t errlen)
 {
 	struct timespec until;
 	int p[2];
@@ -138,7 +139,9 @@ upgrade_ask(const char *exe, char *const args[], char *buf, size_t len,
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		dup2(p[1], STDOUT_FILENO);
 		dup2(p[1], STDERR_FILENO);
-		execv(exe, args);
+		/* open across the exec: a script's interpreter reads it by
+		 * its /dev/fd name */
+		fexecve(fcntl(bin, F_DUPFD, STDERR_FILENO + 1), args, environ);
 		_exit(127);
 	}
 	close(p[1]);
@@ -170,9 +173,11 @@ upgrade_line(char *s)
 	return s;
 }
 
-int
-upgrade_check(const char *exe, char *const argv[], const char *conf,
-    char *err, size_t errlen)
+/* The file open on `bin` asked whether it speaks our hand-over with this
+ * configuration. 0, or -1 with err set. */
+static int
+upgrade_answer(int bin, const char *exe, char *const argv[],
+    const char *conf, char *err, size_t errlen)
 {
 	char buf[UPGRADE_ANSWER_MAX], *end, *args[UPGRADE_ARGS_MAX + 6];
 	int st = 0;
@@ -181,7 +186,8 @@ upgrade_check(const char *exe, char *const argv[], const char *conf,
 		snprintf(err, errlen, "too many arguments to run again");
 		return -1;
 	}
-	if (upgrade_ask(exe, args, buf, sizeof(buf), &st, err, errlen) < 0)
+	if (upgrade_ask(bin, exe, args, buf, sizeof(buf), &st, err,
+	    errlen) < 0)
 		return -1;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == UPGRADE_EXIT_CONF) {
 		snprintf(err, errlen, "installed pptpd %s refuses the "
@@ -199,6 +205,24 @@ upgrade_check(const char *exe, char *const argv[], const char *conf,
 	if (v != HANDOVER_VERSION) {
 		snprintf(err, errlen, "installed pptpd %s speaks hand-over %ld, "
 		    "running speaks %d", exe, v, HANDOVER_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+int
+upgrade_check(const char *exe, char *const argv[], const char *conf,
+    int *bin, char *err, size_t errlen)
+{
+	*bin = open(exe, O_RDONLY | O_CLOEXEC);
+	if (*bin < 0) {
+		snprintf(err, errlen, "installed pptpd %s cannot hand over: %s",
+		    exe, strerror(errno));
+		return -1;
+	}
+	if (upgrade_answer(*bin, exe, argv, conf, err, errlen) < 0) {
+		close(*bin);
+		*bin = -1;
 		return -1;
 	}
 	return 0;
@@ -226,7 +250,7 @@ upgrade_keep(int journal, int memfd, const struct handover_call *c,
 }
 
 void
-upgrade_exec(const char *exe, char *const argv[], const char *conf,
+upgrade_exec(int bin, char *const argv[], const char *conf,
     int journal, const struct handover_call *calls, size_t n,
     uint32_t generation)
 {
@@ -242,7 +266,11 @@ upgrade_exec(const char *exe, char *const argv[], const char *conf,
 	    upgrade_args(args, argv, conf, "--resume", num) < 0)
 		goto fail;
 	upgrade_keep(journal, fd, calls, n, 1);
-	execv(exe, args);
+	/* the file upgrade_check asked, whatever is at its path by now;
+	 * open across the exec, as there (the new program closes it) */
+	upgrade_cloexec(bin, 0);
+	fexecve(bin, args, environ);
+	upgrade_cloexec(bin, 1);
 	upgrade_keep(journal, fd, calls, n, 0);
 fail:
 	err = errno;

@@ -21,19 +21,22 @@ int upgrade_exe(char path[PATH_MAX]);
  * (after the reason on standard error). */
 #define UPGRADE_EXIT_CONF 2
 
-/* May `exe` take over? It is run with the arguments this process was
- * started with, `-c conf` (absolute) and --handover-version: it reads
- * and checks the configuration as a start would and must print
- * HANDOVER_VERSION, within 2 s. 0, or -1 with err set (the refusal:
- * another hand-over, none, the configuration's reason, no answer). */
+/* May `exe` take over? It is opened, and the file run with the arguments
+ * this process was started with, `-c conf` (absolute) and
+ * --handover-version: it reads and checks the configuration as a start
+ * would and must print HANDOVER_VERSION, within 2 s. 0 with *bin the
+ * file open (close-on-exec; for upgrade_exec: a package that puts
+ * another file at `exe` meanwhile changes nothing), or -1 with err set
+ * (the refusal: another hand-over, none, the configuration's reason, no
+ * answer, no file) and *bin -1. */
 int upgrade_check(const char *exe, char *const argv[], const char *conf,
-    char *err, size_t errlen);
+    int *bin, char *err, size_t errlen);
 
-/* Execute `exe` with `argv` (NULL-terminated; `-c conf` and "--resume N"
- * are added) in this process, handing it `calls` and the journal's
- * memfd. Returns only when that failed (errno; every descriptor as it
- * was). */
-void upgrade_exec(const char *exe, char *const argv[], const char *conf,
+/* Execute the file open on `bin` (upgrade_check's) with `argv`
+ * (NULL-terminated; `-c conf` and "--resume N" are added) in this
+ * process, handing it `calls` and the journal's memfd. Returns only when
+ * that failed (errno; every descriptor as it was). */
+void upgrade_exec(int bin, char *const argv[], const char *conf,
     int journal, const struct handover_call *calls, size_t n,
     uint32_t generation);
 

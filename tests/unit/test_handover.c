@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -147,8 +148,12 @@ check_script(const char *body, char *err, size_t errlen)
 	char *const argv[] = { "pptpd", "-f", NULL };
 
 	script(path, body);
-	int rc = upgrade_check(path, argv, "/etc/pptpd.conf", err, errlen);
+	int bin, rc = upgrade_check(path, argv, "/etc/pptpd.conf", &bin, err,
+	    errlen);
 	unlink(path);
+	assert_true(rc == 0 ? bin >= 0 : bin == -1);
+	if (bin >= 0)
+		close(bin);
 	return rc;
 }
 
@@ -178,9 +183,50 @@ test_upgrade_check(void **state)
 	/* one that does not answer is not waited for */
 	assert_int_equal(check_script("sleep 30", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "did not answer --handover-version"));
+	int bin;
 	assert_int_equal(upgrade_check("/nonexistent/pptpd", argv,
-	    "/etc/pptpd.conf", err, sizeof(err)), -1);
+	    "/etc/pptpd.conf", &bin, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot hand over"));
+}
+
+/* What is executed is the file that was asked, even when a package has
+ * put another at its path in between: a checked pptpd, not whatever
+ * came after (that could be one that cannot take over). */
+static void
+test_upgrade_exec_runs_checked(void **state)
+{
+	char path[64], other[64], mark[] = "/tmp/test-handover-mark.XXXXXX";
+	char body[256], got[32] = "";
+	char *const argv[] = { "pptpd", NULL };
+	int bin, st, journal = memfd();
+
+	close(mkstemp(mark));
+	snprintf(body, sizeof(body), "case \"$*\" in *--handover-version) "
+	    "echo %d;; *) echo checked >%s;; esac", HANDOVER_VERSION, mark);
+	script(path, body);
+	snprintf(body, sizeof(body), "echo %d; echo replaced >%s",
+	    HANDOVER_VERSION, mark);
+	script(other, body);
+	char err[512];
+	assert_int_equal(upgrade_check(path, argv, "/etc/pptpd.conf", &bin,
+	    err, sizeof(err)), 0);
+	assert_int_equal(rename(other, path), 0);   /* as dpkg installs */
+	pid_t pid = fork();
+	if (pid == 0) {
+		upgrade_exec(bin, argv, "/etc/pptpd.conf", journal, NULL, 0, 1);
+		_exit(99);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	int fd = open(mark, O_RDONLY);
+	assert_true(read(fd, got, sizeof(got) - 1) > 0);
+	close(fd);
+	assert_string_equal(got, "checked\n");
+	close(bin);
+	close(journal);
+	unlink(path);
+	unlink(mark);
+	(void)state;
 }
 
 /* An ending call (an orphan) holds no descriptor and is handed over so;
@@ -215,6 +261,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_upgrade_check),
+		cmocka_unit_test(test_upgrade_exec_runs_checked),
 		cmocka_unit_test(test_orphan_handed_over),
 	};
 	return cmocka_run_group_tests_name("handover", tests, NULL, NULL);
