@@ -179,9 +179,10 @@ demo: deps
 # (kill -9) at each step with every session streaming; UPGRADE=1: ours
 # alone, `pptpctl upgrade` at each step instead; FROM=VERSION (with
 # UPGRADE=1): 50 sessions on VERSION's build, upgraded to HEAD's, both
-# built as make regress builds them.
+# built as make regress builds them. DATAPATH=kernel: the server's
+# `datapath` (default: pptpd.conf's, engine).
 bench-scale: all
-	scripts/bed/bench_scale.py $(if $(QUICK),--quick) $(if $(KILL),--kill-worker --servers ours) $(if $(UPGRADE),--upgrade --servers ours) $(if $(FROM),--upgrade-from $(FROM))
+	scripts/bed/bench_scale.py $(if $(QUICK),--quick) $(if $(KILL),--kill-worker --servers ours) $(if $(UPGRADE),--upgrade --servers ours) $(if $(FROM),--upgrade-from $(FROM)) $(if $(DATAPATH),--conf "datapath $(DATAPATH)")
 
 # make deb: the Debian package pptpd-ng (debian/, doc/packaging.md), built
 # by dpkg-buildpackage -b in a copy of the tree (debian/build-deb); the .deb,

@@ -469,6 +469,9 @@ def main():
                    "to HEAD's, both built as make regress builds them "
                    "(a release name, a git ref)")
     p.add_argument("--upgrade-stage", help=argparse.SUPPRESS)
+    p.add_argument("--conf", action="append", default=[], metavar="LINE",
+                   help="a pptpd.conf line for the server (repeatable; "
+                   "scripts/hostbed --conf), e.g. 'datapath kernel'")
     p.add_argument("--out")
     p.add_argument("--report", metavar="DIR",
                    help="print the table of an earlier run")
@@ -497,15 +500,18 @@ def main():
         if a.report:
             break
         js = os.path.join(out, kind + ".json")
-        argv = [HOSTBED, "--server", kind, "--sessions", str(max(a.steps)),
-                "--work", os.path.join(out, kind + "-bed"), "--",
-                sys.executable, os.path.abspath(__file__),
-                "--steps", ",".join(map(str, a.steps)), "--rate", str(a.rate),
-                "--size", str(a.size), "--total-pps", str(a.total_pps),
-                "--max-setup", str(a.max_setup),
-                "--window", str(a.window),
-                "--setup-timeout", str(a.setup_timeout),
-                "--perf", str(a.perf)] + \
+        argv = [HOSTBED, "--server", kind, "--sessions", str(max(a.steps))]
+        for line in a.conf:
+            argv += ["--conf", line]
+        argv += [
+            "--work", os.path.join(out, kind + "-bed"), "--",
+            sys.executable, os.path.abspath(__file__),
+            "--steps", ",".join(map(str, a.steps)), "--rate", str(a.rate),
+            "--size", str(a.size), "--total-pps", str(a.total_pps),
+            "--max-setup", str(a.max_setup),
+            "--window", str(a.window),
+            "--setup-timeout", str(a.setup_timeout),
+            "--perf", str(a.perf)] + \
             (["--kill-worker"] if a.kill_worker else []) + \
             (["--upgrade"] if a.upgrade else []) + \
             (["--upgrade-stage", a.upgrade_stage] if a.upgrade_stage
