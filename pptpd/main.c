@@ -786,6 +786,9 @@ static int
 monitor_upgrade_check(void *arg, char *err, size_t errlen)
 {
 	struct reloader *r = arg;
+
+	if (r->upgrade_bin >= 0)   /* an upgrade given up before its exec */
+		close(r->upgrade_bin);
 	return upgrade_check(r->o->exe, r->o->argv, r->path, &r->upgrade_bin,
 	    err, errlen);
 }
@@ -1048,6 +1051,8 @@ main(int argc, char **argv)
 		return EXIT_CONFIG;
 	if (upgrade_exe(o.exe) < 0)
 		snprintf(o.exe, sizeof(o.exe), "%s", argv[0]);
+	if (o.resume_fd >= 0)
+		upgrade_name(o.exe);
 	conf_init(&conf);
 	if (conf_load(&conf, o.conf_file, err, sizeof(err)) < 0)
 		fprintf(stderr, "pptpd: %s\n", err);

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,13 @@ upgrade_exe(char path[PATH_MAX])
 	if ((size_t)n > k && strcmp(path + n - k, UPGRADE_DELETED) == 0)
 		path[n - k] = '\0';
 	return 0;
+}
+
+void
+upgrade_name(const char *exe)
+{
+	const char *slash = strrchr(exe, '/');
+	prctl(PR_SET_NAME, slash != NULL ? slash + 1 : exe);
 }
 
 /* How long the installed binary has to answer: the monitor waits in its

@@ -17,6 +17,13 @@ struct handover_call;
  * " (deleted)" a package upgrade leaves on it. 0, or -1. */
 int upgrade_exe(char path[PATH_MAX]);
 
+/* After upgrade_exec: the process's name (comm: ps, pidof, systemctl
+ * status) is the file's, `exe`'s last part. fexecve (execveat with
+ * AT_EMPTY_PATH) names it after the descriptor's number on kernels
+ * without 6.14's fix of that; the test VM's Debian 6.1.0-57 names it
+ * after the file already. */
+void upgrade_name(const char *exe);
+
 /* `pptpd --handover-version` with a configuration it refuses exits so
  * (after the reason on standard error). */
 #define UPGRADE_EXIT_CONF 2

@@ -418,6 +418,13 @@ def upgrade_builds(version, out):
     root = os.path.join(TOP, "regress", "build")
     old = build.build_one(TOP, root, version, version)
     new = build.build_one(TOP, root, "HEAD", "HEAD")
+    for v in (old, new):
+        d = os.path.dirname(os.path.dirname(v["server"][0] or "")) \
+            if v["kind"] == "ours" else ""
+        if not os.path.exists(os.path.join(d, "plugin",
+                                           "pptpd-policy.so")):
+            sys.exit("bench_scale: --upgrade-from %s: %s is no build of "
+                     "ours with the plugin" % (version, v["label"]))
     inst, nxt = os.path.join(out, "installed"), os.path.join(out, "next")
     for top, v in ((inst, old), (nxt, new)):
         d = os.path.dirname(os.path.dirname(v["server"][0]))
@@ -487,8 +494,10 @@ def main():
     a.steps = [int(x) for x in a.steps.split(",")]
     if a.cmd == "drive":
         return drive(a)
-    out = a.report or a.out or os.path.join(
-        TOP, "bench-scale", time.strftime("%Y%m%d-%H%M%S"))
+    # absolute: the guest runs elsewhere, and --upgrade-from's paths go
+    # to it
+    out = os.path.abspath(a.report or a.out or os.path.join(
+        TOP, "bench-scale", time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(out, exist_ok=True)
     results = {}
     rc = 0

@@ -463,7 +463,10 @@ def upgrade(ctl, kind):
     res = {"version_before": ctl_version(ctl)}
     if ":" in kind:
         _, staged, installed = kind.split(":", 2)
-        res["installed"] = install(staged, installed)
+        try:
+            res["installed"] = install(staged, installed)
+        except OSError as e:   # reported; the upgrade is still asked
+            res["install_error"] = str(e)
     r = subprocess.run(["ip", "netns", "exec", SRV_NS, ctl, "upgrade"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True)
@@ -495,7 +498,10 @@ def serve(w, srv_ino, anchor, dev, server, echo, ctl):
                 s["upgrade"] = upgraded
             if kind == "version":
                 s["version"] = ctl_version(ctl)
-                s["exe"] = os.readlink("/proc/%d/exe" % server.pid)
+                try:
+                    s["exe"] = os.readlink("/proc/%d/exe" % server.pid)
+                except OSError as e:   # the server is gone
+                    s["exe"] = "none: %s" % e
             s["name"] = name
             s["server_alive"] = server.poll() is None
             write_json(os.path.join(snap, name + ".json"), s)

@@ -117,6 +117,8 @@ t1=$(now_us)
 w2=$(server_worker)
 check "the same pid runs on ($mon): systemd's main pid, the pid file" \
 	eval 'proc_alive "$mon" && test "$(cat "$E2E_DIR/pptpd.pid")" = "$mon"'
+check "... named as before, pptpd (ps -C, pidof; got $(cat "/proc/$mon/comm"))" \
+	test "$(cat "/proc/$mon/comm")" = pptpd
 check "... now the file that was checked, not the one installed after it" \
 	eval 'test "$(readlink "/proc/$mon/exe")" = "$(readlink -f "$BIN") (deleted)"'
 install_bin "$PPTPD"

@@ -78,16 +78,20 @@ spppd=$(children_named "$m0" pppd)
 worker=$(children_named "$m0" pptpd-worker)
 fact "server pppd before" "$spppd"
 
-# The upgrade, with a ping every 0.2 s through the tunnel across it.
-ip netns exec cli ping -i 0.2 -w 25 198.19.0.1 >/run/ping.log 2>&1 &
+# The upgrade, with a ping every 0.2 s through the tunnel from 3 s before
+# it until 3 s after B's pptpd answers.
+ip netns exec cli ping -i 0.2 198.19.0.1 >/run/ping.log 2>&1 &
 ping=$!
 sleep 3
 dpkg -i "$deb" >/run/dpkg.log 2>&1
 fact "dpkg -i" "exit $?"
 grep '^pptpd-ng: ' /run/dpkg.log | sed 's/^/postinst: /'
 wait_for 20 sh -c "pptpctl status 2>/dev/null | grep -q '^version: *pptpd $(dpkg-deb -f "$deb" Version)\$'"
+sleep 3
+kill -INT "$ping"
 fact "version after" "$(version)"
 [ "$(prop MainPID)" = "$m0" ] && fact "main pid" same
+fact "main process name" "$(cat "/proc/$m0/comm")"
 running "$spppd" && fact "server pppd after" "$spppd"
 running "$cpppd" && fact "client pppd" alive
 w=$(children_named "$m0" pptpd-worker)

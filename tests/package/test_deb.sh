@@ -366,7 +366,8 @@ scenario_live() {
 	check "B's postinst hands the sessions over instead of restarting (pptpctl upgrade)" \
 		has '^postinst: pptpd-ng: upgrading: '
 	check "pptpctl status then says B's version, pptpd $vb" has "^version after: pptpd ${vb//+/\\+}\$"
-	check "the same pptpd process (systemd's main pid) carries on" has '^main pid: same$'
+	check "the same pptpd process (systemd's main pid) carries on, named pptpd (ps, pidof)" \
+		bash -c 'grep -q "^main pid: same\$" <<<"$1" && grep -q "^main process name: pptpd\$" <<<"$1"' sh "$out"
 	check "the session lives on: the server's pppd, the client's pppd, pptpctl sessions" \
 		bash -c 'grep -q "^server pppd after: $(sed -n "s/^server pppd before: //p" <<<"$1")\$" <<<"$1" &&
 			grep -q "^client pppd: alive\$" <<<"$1" && grep -q "^sessions: 1\$" <<<"$1"' sh "$out"
