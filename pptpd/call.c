@@ -329,18 +329,6 @@ call_hold_timeout(void *arg)
 		gre_call_release_pty(c->gre);
 }
 
-/* From here until call_finish the call holds its Call ID, a place in its
- * client's counts and a setup slot. */
-static void call_setup_arm(struct call *c);
-
-static void
-call_hold(struct call *c)
-{
-	call_id_mark(c->calls, c->id, 1);
-	client_call_add(c->client);
-	call_setup_arm(c);
-}
-
 /* The call counts as a setup, with call-setup-timeout to come up. */
 static void
 call_setup_arm(struct call *c)
@@ -351,6 +339,16 @@ call_setup_arm(struct call *c)
 	c->in_setup = 1;
 	loop_timer_set(s->loop, &c->setup_timer,
 	    (uint64_t)s->conf->setup_timeout * 1000, call_setup_timeout, c);
+}
+
+/* From here until call_finish the call holds its Call ID, a place in its
+ * client's counts and a setup slot. */
+static void
+call_hold(struct call *c)
+{
+	call_id_mark(c->calls, c->id, 1);
+	client_call_add(c->client);
+	call_setup_arm(c);
 }
 
 /* The call is on the server's list from here on. */

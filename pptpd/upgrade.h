@@ -19,9 +19,9 @@ int upgrade_exe(char path[PATH_MAX]);
 
 /* After upgrade_exec: the process's name (comm: ps, pidof, systemctl
  * status) is the file's, `exe`'s last part. fexecve (execveat with
- * AT_EMPTY_PATH) names it after the descriptor's number on kernels
- * without 6.14's fix of that; the test VM's Debian 6.1.0-57 names it
- * after the file already. */
+ * AT_EMPTY_PATH) has named it after the descriptor's number on some
+ * kernels; the test VM's Debian 6.1.0-57 names it after the file
+ * already, so this is for the others. */
 void upgrade_name(const char *exe);
 
 /* `pptpd --handover-version` with a configuration it refuses exits so

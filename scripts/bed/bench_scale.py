@@ -418,16 +418,13 @@ def upgrade_builds(version, out):
     root = os.path.join(TOP, "regress", "build")
     old = build.build_one(TOP, root, version, version)
     new = build.build_one(TOP, root, "HEAD", "HEAD")
-    for v in (old, new):
-        d = os.path.dirname(os.path.dirname(v["server"][0] or "")) \
-            if v["kind"] == "ours" else ""
-        if not os.path.exists(os.path.join(d, "plugin",
-                                           "pptpd-policy.so")):
-            sys.exit("bench_scale: --upgrade-from %s: %s is no build of "
-                     "ours with the plugin" % (version, v["label"]))
     inst, nxt = os.path.join(out, "installed"), os.path.join(out, "next")
     for top, v in ((inst, old), (nxt, new)):
-        d = os.path.dirname(os.path.dirname(v["server"][0]))
+        d = os.path.dirname(os.path.dirname(v["server"][0])) \
+            if v["kind"] == "ours" else ""
+        if not os.path.exists(os.path.join(d, "plugin", "pptpd-policy.so")):
+            sys.exit("bench_scale: --upgrade-from %s: %s is no build of "
+                     "ours with the plugin" % (version, v["label"]))
         for rel in ("pptpd/pptpd", "plugin/pptpd-policy.so"):
             os.makedirs(os.path.join(top, os.path.dirname(rel)),
                         exist_ok=True)

@@ -15,6 +15,8 @@
 #
 # It prints facts, "NAME: VALUE" lines, which test_deb.sh checks; it
 # asserts nothing itself. It rewrites /etc: only in the throw-away VM.
+# Self-contained: the VM boots over the package's root and sees only this
+# script's folder, not the tree (tests/e2e/lib.sh and its helpers).
 set -u
 deb=${1:?usage: live_upgrade.sh DEB}
 fact() { printf '%s: %s\n' "$1" "$2"; }
