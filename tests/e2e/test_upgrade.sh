@@ -140,6 +140,19 @@ if [ "$DATAPATH" = kernel ]; then
 		eval '(for k in $kids; do pppd_on_kernel_path "$k" || exit 1; done)'
 fi
 
+# ---- again, as the package does: --wait returns once the installed
+# binary's worker answers, and says so
+install_bin "$PPTPD"
+"$PPTPCTL" upgrade --wait >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
+check "pptpctl upgrade --wait: exit 0 (got $rc: $(tail -n 1 "$E2E_DIR/ctl.out" | head -c 200))" test "$rc" = 0
+check "... it says the installed pptpd took over ($want, $BIN, pid $mon)" \
+	grep -q "^taken over: pptpd $want ($BIN), pid $mon\$" "$E2E_DIR/ctl.out"
+check "... the file installed now runs" eval '[ "/proc/$mon/exe" -ef "$BIN" ]'
+"$PPTPCTL" sessions >"$E2E_DIR/ctl.out" 2>&1 || true
+check "... and its worker has both sessions already, no wait" \
+	test "$(grep -c ' state up ' "$E2E_DIR/ctl.out")" = 2
+both_pass "after the second upgrade: both sessions pass traffic"
+
 # ---- the new one serves, and stops cleanly
 client_up c3 carol "$(user_pass carol)" >/dev/null
 l3=$(ping_loss "$NS_CLI" "$TUNNEL_LOCAL_IP" 5 "$(client_ifname c3)")

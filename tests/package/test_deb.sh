@@ -365,6 +365,8 @@ scenario_live() {
 	check "dpkg -i B with the session up succeeds" has '^dpkg -i: exit 0$'
 	check "B's postinst hands the sessions over instead of restarting (pptpctl upgrade)" \
 		has '^postinst: pptpd-ng: upgrading: '
+	check "... and waits until B's pptpd has taken over (pptpctl upgrade --wait says so)" \
+		has "^postinst: pptpd-ng: taken over: pptpd ${vb//+/\\+} \\(/usr/sbin/pptpd\\), pid [0-9]+\$"
 	check "pptpctl status then says B's version, pptpd $vb" has "^version after: pptpd ${vb//+/\\+}\$"
 	check "the same pptpd process (systemd's main pid) carries on, named pptpd (ps, pidof)" \
 		bash -c 'grep -q "^main pid: same\$" <<<"$1" && grep -q "^main process name: pptpd\$" <<<"$1"' sh "$out"

@@ -40,10 +40,12 @@
 #include "pptpd/conf.h"
 #include "pptpd/log.h"
 #include "pptpd/monitor.h"
+#include "proto/handover.h"
 #include "proto/journal.h"
 #include "proto/msg.h"
 #include "proto/packet.h"
 #include "pptpd/radius.h"
+#include "pptpd/version.h"
 #include "tests/unit/harness.h"
 
 #define DAEMON      "pptpd/pptpd"
@@ -71,6 +73,7 @@ static pid_t daemon_pid;
 /* For the next daemon_start: RLIMIT_NOFILE (soft and hard, 0: inherited)
  * and a pid file (-p, NULL: none). */
 static rlim_t daemon_nofile;
+static const char *daemon_bin = DAEMON;   /* or a copy: daemon_install */
 static const char *daemon_pidfile;
 
 static void
@@ -175,9 +178,9 @@ daemon_start(const char *extra)
 			    "--suppressions=" VALGRIND_SUPP, "--leak-check=full",
 			    "--show-leak-kinds=definite,indirect",
 			    "--errors-for-leak-kinds=definite,indirect",
-			    "--error-exitcode=99", "--trace-children=no", DAEMON,
+			    "--error-exitcode=99", "--trace-children=no", daemon_bin,
 			    "-f", "-d", "-c", path, p, pf, (char *)NULL);
-		execl(DAEMON, "pptpd", "-f", "-d", "-c", path, p, pf, (char *)NULL);
+		execl(daemon_bin, "pptpd", "-f", "-d", "-c", path, p, pf, (char *)NULL);
 		_exit(127);
 	}
 	/* Listening comes before the signals are set up: a SIGTERM in
@@ -532,6 +535,7 @@ static int teardown(void **state)
 {
 	int st = daemon_stop();
 	daemon_pidfile = NULL;   /* a test's path, not the next test's */
+	daemon_bin = DAEMON;
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	return 0;
@@ -2217,16 +2221,43 @@ ctl_out_contains(const char *fmt, ...)
 	return found;
 }
 
-/* `pptpctl upgrade` (privsep): the monitor re-executes its binary in its
- * own process, which takes the session over: the same pid, a new worker,
- * the client's connection answered by it, pppd runs on, a clear ends the
- * call as ever; pptpctl works. Without privsep it is refused. */
+/* Put `body` at tmpdir/NAME as dpkg installs a file (a new file renamed
+ * over the path, so the running one's inode lives on): a copy of the
+ * daemon when `body` is NULL, else a script. Its path. */
+static const char *
+daemon_install(const char *name, const char *body)
+{
+	static char path[PATH_MAX];
+	char tmp[PATH_MAX + 8], cmd[PATH_MAX * 2 + 64];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	if (body == NULL) {
+		snprintf(cmd, sizeof(cmd), "cp " DAEMON " %s", tmp);
+		assert_int_equal(system(cmd), 0);
+	} else {
+		FILE *f = fopen(tmp, "w");
+		assert_non_null(f);
+		fprintf(f, "%s\n", body);
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(chmod(tmp, 0755), 0);
+	}
+	assert_int_equal(rename(tmp, path), 0);
+	return path;
+}
+
+/* `pptpctl upgrade --wait` (privsep): the monitor re-executes the
+ * installed binary in its own process, which takes the session over: the
+ * same pid, a new worker, the client's connection answered by it, pppd
+ * runs on, a clear ends the call as ever; pptpctl works and returned only
+ * once the new binary's worker answered. Without privsep it is refused. */
 static void
 test_upgrade_keeps_sessions(void **state)
 {
 	struct pptp_msg r, m;
 	char want[160];
 	setenv("FAKE_PPPD_UP_USER", "alice", 1);
+	const char *bin = daemon_install("pptpd", NULL);
+	daemon_bin = bin;
 	daemon_start("");
 	pid_t w1 = server_pid();
 	int s = pns_start();
@@ -2237,19 +2268,23 @@ test_upgrade_keeps_sessions(void **state)
 	for (int i = 0; i < SESSION_WAIT_TICKS && !log_contains("session start"); i++)
 		usleep(10000);
 	if (!privsep_on()) {
-		assert_int_equal(pptpctl("upgrade"), 4);
+		assert_int_equal(pptpctl("upgrade --wait"), 4);
 		assert_true(file_contains_ctl_err("an upgrade needs privsep yes"));
 		close(s);
 		return;
 	}
-	assert_int_equal(pptpctl("upgrade"), 0);
+	daemon_install("pptpd", NULL);   /* the package's: another file */
+	assert_int_equal(pptpctl("upgrade --wait"), 0);
 	assert_true(ctl_out_contains("upgrading: the installed pptpd takes over"));
+	/* it waited: the installed file's worker is there already */
+	pid_t w2 = server_pid();
+	assert_int_not_equal(w2, w1);
+	assert_int_not_equal(w2, daemon_pid);
+	assert_true(ctl_out_contains("taken over: pptpd %s (%s), pid %d",
+	    PPTPD_VERSION, bin, (int)daemon_pid));
 	assert_true(log_wait("monitor: 1 sessions taken over from the "
 	    "monitor before the upgrade", 5000));
 	assert_int_equal(waitpid(daemon_pid, NULL, WNOHANG), 0);   /* the same */
-	pid_t w2 = new_worker(w1, 5000);
-	assert_int_not_equal(w2, w1);
-	assert_int_not_equal(w2, daemon_pid);
 	assert_true(log_wait("1 of 1 sessions taken over", 3000));
 	snprintf(want, sizeof(want), "call %u/1 127.0.0.1:", id);
 	assert_true(log_contains(want));
@@ -2267,6 +2302,96 @@ test_upgrade_keeps_sessions(void **state)
 	assert_int_equal(m.u.cdn.call_id, id);
 	wait_for(daemon_children, 0, 8000);
 	close(s);
+}
+
+/* `pptpctl upgrade --wait` against an installed file that passes the
+ * check and then cannot be executed (its interpreter is gone by then): it
+ * says the running pptpd carries on, exit 4, and it does, with the
+ * session. */
+static void
+test_upgrade_wait_exec_fails(void **state)
+{
+	struct pptp_msg r, m;
+	char body[PATH_MAX + 128], sh[PATH_MAX], cmd[PATH_MAX * 2];
+	int st;
+
+	daemon_bin = daemon_install("pptpd", NULL);
+	daemon_start("");
+	if (!privsep_on()) {
+		assert_int_equal(pptpctl("upgrade --wait"), 4);
+		assert_true(file_contains_ctl_err("an upgrade needs privsep yes"));
+		return;
+	}
+	pid_t w1 = server_pid();
+	int s = pns_start();
+	pns_call(s, 1, &r);
+	assert_int_equal(r.u.ocrp.result, PPTP_OCRP_CONNECTED);
+	wait_for(daemon_children, 1, 2000);
+	snprintf(sh, sizeof(sh), "%s/sh-gone", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp /bin/sh %s", sh);
+	assert_int_equal(system(cmd), 0);
+	snprintf(body, sizeof(body), "#!%s\ncase \"$*\" in *--handover-version) "
+	    "echo %d;; *) exit 1;; esac", sh, HANDOVER_VERSION);
+	daemon_install("pptpd", body);
+	pid_t ctl = fork();
+	assert_true(ctl >= 0);
+	if (ctl == 0)
+		_exit(pptpctl("upgrade --wait"));
+	/* checked; the exec comes once the worker has left, 300 ms on */
+	assert_true(log_wait("monitor: upgrade: the worker (pid", 5000));
+	assert_int_equal(unlink(sh), 0);
+	assert_int_equal(waitpid(ctl, &st, 0), ctl);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 4);
+	assert_true(file_contains_ctl_err("did not take over: the running one "
+	    "carries on with every session"));
+	assert_true(log_contains("monitor: upgrade failed: "));
+	assert_int_not_equal(server_pid(), w1);   /* its own new worker */
+	m = (struct pptp_msg){ .type = PPTP_ECHORQ };
+	m.u.echo.id = 82;
+	pns_send(s, &m);
+	assert_int_equal(pns_expect(s, PPTP_ECHORP, &m, REPLY_MS), 0);
+	assert_int_equal(daemon_children(), 1);
+	close(s);
+}
+
+/* `pptpctl upgrade --wait` when the installed binary passes the check and
+ * then exits at the start (a broken build): exit 3, it says pptpd exited,
+ * at once rather than after its wait. */
+static void
+test_upgrade_wait_daemon_exits(void **state)
+{
+	char body[256];
+	struct timespec t0, t1;
+
+	daemon_bin = daemon_install("pptpd", NULL);
+	daemon_start("");
+	if (!privsep_on()) {   /* refused: teardown_exited stops it */
+		assert_int_equal(pptpctl("upgrade --wait"), 4);
+		return;
+	}
+	snprintf(body, sizeof(body), "#!/bin/sh\ncase \"$*\" in "
+	    "*--handover-version) echo %d;; *) exit 1;; esac", HANDOVER_VERSION);
+	daemon_install("pptpd", body);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(pptpctl("upgrade --wait"), 3);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(file_contains_ctl_err("exited during the upgrade"));
+	assert_true(t1.tv_sec - t0.tv_sec < 10);
+}
+
+/* The daemon has exited on its own (status 1: the script it became);
+ * without privsep it was refused and runs on. */
+static int
+teardown_exited(void **state)
+{
+	int st;
+	if (!privsep_on())
+		return teardown(state);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	daemon_bin = DAEMON;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	return 0;
 }
 
 /* SIGUSR2 to pptpd (the monitor) is `pptpctl upgrade` (the unit's way:
@@ -4426,6 +4551,9 @@ main(void)
 		    teardown_quiet),
 		cmocka_unit_test_teardown(test_upgrade_keeps_sessions,
 		    teardown_quiet),
+		cmocka_unit_test_teardown(test_upgrade_wait_exec_fails, teardown),
+		cmocka_unit_test_teardown(test_upgrade_wait_daemon_exits,
+		    teardown_exited),
 		cmocka_unit_test_teardown(test_upgrade_by_signal, teardown),
 		cmocka_unit_test_teardown(test_worker_replaced_clamps_as_reloaded,
 		    teardown_quiet),
