@@ -906,6 +906,14 @@ ctl_open(struct ctl *c, const struct ctl_env *env, char *err, size_t errlen)
 }
 
 void
+ctl_relisten(struct ctl *c)
+{
+	if (c->fd >= 0 && listen(c->fd, CTL_BACKLOG) < 0)
+		log_msg(LOG_WARNING, "ctl: cannot listen again on %s after "
+		    "daemonising: %s", CTL_SOCK_PATH, strerror(errno));
+}
+
+void
 ctl_close(struct ctl *c)
 {
 	struct ctl_conn *cc;

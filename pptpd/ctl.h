@@ -55,6 +55,11 @@ struct ctl {
  * another daemon answers on it: two would take each other's socket. */
 int  ctl_open(struct ctl *c, const struct ctl_env *env, char *err,
     size_t errlen);
+/* After daemon(): listen again, so that SO_PEERCRED, which names the
+ * process that last listened, names this one and not the parent that
+ * opened the socket and has exited (pptpctl upgrade --wait finds the
+ * monitor by it). */
+void ctl_relisten(struct ctl *c);
 /* Also ends every exchange under way. */
 void ctl_close(struct ctl *c);
 

@@ -996,6 +996,8 @@ run(struct conf *conf, const struct opts *o)
 		reason = err;
 	}
 	if (reason == NULL) {
+		if (!o->foreground && o->resume_fd < 0)
+			server_daemonised(s);
 		reloader.s = s;
 		s->reload = reload;
 		s->upgrade = worker_upgrade;

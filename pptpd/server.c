@@ -414,6 +414,12 @@ server_ctl_open(struct server *s, char *err, size_t errlen)
 	return ctl_open(&s->ctl, &env, err, errlen);
 }
 
+void
+server_daemonised(struct server *s)
+{
+	ctl_relisten(&s->ctl);
+}
+
 static struct metrics *
 server_metrics_new(struct server *s, char *err, size_t errlen)
 {

@@ -83,6 +83,8 @@ struct server *server_new(const struct conf *conf, struct loop *loop,
  * does the work. After `stop-timeout` seconds, or when called a second
  * time, what is left is cut off: connections closed, pppd killed. */
 void server_shutdown(struct server *s);
+/* Now in the process daemon() left: the control socket's (ctl_relisten). */
+void server_daemonised(struct server *s);
 void server_free(struct server *s);
 /* SIGCHLD: reap every exited pppd. */
 void server_reap(struct server *s);

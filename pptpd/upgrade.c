@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "common/fds.h"
+#include "common/procexe.h"
 #include "pptpd/upgrade.h"
 #include "proto/handover.h"
 
-#define UPGRADE_DELETED    " (deleted)"
 #define UPGRADE_ANSWER_MAX 512  /* bytes of --handover-version's answer:
                                    the number, or why not (file:line) */
 #define UPGRADE_ARGS_MAX   64
@@ -24,15 +24,7 @@
 int
 upgrade_exe(char path[PATH_MAX])
 {
-	ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
-	size_t k = strlen(UPGRADE_DELETED);
-
-	if (n <= 0)
-		return -1;
-	path[n] = '\0';
-	if ((size_t)n > k && strcmp(path + n - k, UPGRADE_DELETED) == 0)
-		path[n - k] = '\0';
-	return 0;
+	return proc_exe_path(0, path);
 }
 
 void

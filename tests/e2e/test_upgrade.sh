@@ -146,7 +146,7 @@ install_bin "$PPTPD"
 "$PPTPCTL" upgrade --wait >"$E2E_DIR/ctl.out" 2>&1 && rc=0 || rc=$?
 check "pptpctl upgrade --wait: exit 0 (got $rc: $(tail -n 1 "$E2E_DIR/ctl.out" | head -c 200))" test "$rc" = 0
 check "... it says the installed pptpd took over ($want, $BIN, pid $mon)" \
-	grep -q "^taken over: pptpd $want ($BIN), pid $mon\$" "$E2E_DIR/ctl.out"
+	grep -qxF "taken over: $want ($BIN), pid $mon" "$E2E_DIR/ctl.out"
 check "... the file installed now runs" eval '[ "/proc/$mon/exe" -ef "$BIN" ]'
 "$PPTPCTL" sessions >"$E2E_DIR/ctl.out" 2>&1 || true
 check "... and its worker has both sessions already, no wait" \

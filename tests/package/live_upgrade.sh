@@ -88,6 +88,8 @@ sleep 3
 dpkg -i "$deb" >/run/dpkg.log 2>&1
 fact "dpkg -i" "exit $?"
 grep '^pptpd-ng: ' /run/dpkg.log | sed 's/^/postinst: /'
+# The postinst returns once B's worker answers (pptpctl upgrade --wait).
+fact "version at dpkg's return" "$(version)"
 wait_for 20 sh -c "pptpctl status 2>/dev/null | grep -q '^version: *pptpd $(dpkg-deb -f "$deb" Version)\$'"
 sleep 3
 kill -INT "$ping"

@@ -367,6 +367,8 @@ scenario_live() {
 		has '^postinst: pptpd-ng: upgrading: '
 	check "... and waits until B's pptpd has taken over (pptpctl upgrade --wait says so)" \
 		has "^postinst: pptpd-ng: taken over: pptpd ${vb//+/\\+} \\(/usr/sbin/pptpd\\), pid [0-9]+\$"
+	check "... so that pptpctl status says B's version when dpkg returns" \
+		has "^version at dpkg's return: pptpd ${vb//+/\\+}\$"
 	check "pptpctl status then says B's version, pptpd $vb" has "^version after: pptpd ${vb//+/\\+}\$"
 	check "the same pptpd process (systemd's main pid) carries on, named pptpd (ps, pidof)" \
 		bash -c 'grep -q "^main pid: same\$" <<<"$1" && grep -q "^main process name: pptpd\$" <<<"$1"' sh "$out"

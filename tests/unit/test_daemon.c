@@ -2175,7 +2175,7 @@ static int
 pptpctl(const char *args)
 {
 	char cmd[PATH_MAX * 2 + 512];
-	snprintf(cmd, sizeof(cmd), "timeout 20 " PPTPCTL " %s >%s/ctl.out 2>%s/ctl.err",
+	snprintf(cmd, sizeof(cmd), "timeout 40 " PPTPCTL " %s >%s/ctl.out 2>%s/ctl.err",
 	    args, tmpdir, tmpdir);
 	int st = system(cmd);
 	assert_true(WIFEXITED(st));
@@ -2378,6 +2378,83 @@ test_upgrade_wait_daemon_exits(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_true(file_contains_ctl_err("exited during the upgrade"));
 	assert_true(t1.tv_sec - t0.tv_sec < 10);
+}
+
+/* `pptpctl upgrade --wait` after a worker died: the control socket is
+ * then the respawned worker's (it runs as its own user, not dumpable);
+ * pptpctl finds the monitor behind it and sees the installed file run. */
+static void
+test_upgrade_wait_after_respawn(void **state)
+{
+	const char *bin = daemon_install("pptpd", NULL);
+	daemon_bin = bin;
+	daemon_start("");
+	pid_t w1 = server_pid();
+	if (!privsep_on()) {
+		assert_int_equal(pptpctl("upgrade --wait"), 4);
+		return;
+	}
+	assert_int_equal(kill(w1, SIGKILL), 0);
+	pid_t w2 = new_worker(w1, 5000);
+	assert_int_not_equal(w2, w1);
+	assert_true(log_wait(" listening on ", 5000));
+	daemon_install("pptpd", NULL);
+	assert_int_equal(pptpctl("upgrade --wait"), 0);
+	assert_true(ctl_out_contains("taken over: pptpd %s (%s), pid %d",
+	    PPTPD_VERSION, bin, (int)daemon_pid));
+	assert_int_not_equal(server_pid(), w2);
+}
+
+static pid_t bg_pid;   /* test_upgrade_wait_daemonised's pptpd */
+
+/* Started without -f, pptpd daemonises after it opened the control socket
+ * (whose opener, the parent, then exits): `pptpctl upgrade --wait` still
+ * finds it and waits for the installed file. */
+static void
+test_upgrade_wait_daemonised(void **state)
+{
+	char cmd[3 * PATH_MAX + 64], pidf[PATH_MAX + 16];
+	const char *bin = daemon_install("pptpd", NULL);
+
+	write_conf("");
+	snprintf(pidf, sizeof(pidf), "%s/bg.pid", tmpdir);
+	snprintf(cmd, sizeof(cmd), "%s -c %s/pptpd.conf -p %s", bin, tmpdir, pidf);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < DAEMON_START_TICKS && bg_pid <= 0; i++) {
+		FILE *f = fopen(pidf, "r");
+		if (f != NULL && fscanf(f, "%d", &bg_pid) != 1)
+			bg_pid = 0;
+		if (f != NULL)
+			fclose(f);
+		usleep(10000);
+	}
+	assert_true(bg_pid > 0);
+	for (int i = 0; i < DAEMON_START_TICKS && !can_connect(); i++)
+		usleep(10000);
+	daemon_install("pptpd", NULL);
+	if (!privsep_on()) {
+		assert_int_equal(pptpctl("upgrade --wait"), 4);
+		return;
+	}
+	assert_int_equal(pptpctl("upgrade --wait"), 0);
+	assert_true(ctl_out_contains("taken over: pptpd %s (%s), pid %d",
+	    PPTPD_VERSION, bin, (int)bg_pid));
+}
+
+/* Stops the daemonised pptpd (not our child: reaped by init). */
+static int
+teardown_daemonised(void **state)
+{
+	(void)state;
+	daemon_bin = DAEMON;
+	if (bg_pid > 0 && kill(bg_pid, SIGTERM) == 0)
+		for (int i = 0; i < 500 && kill(bg_pid, 0) == 0 &&
+		    !is_zombie(bg_pid); i++)
+			usleep(10000);
+	pid_t p = bg_pid;
+	bg_pid = 0;
+	assert_true(p <= 0 || kill(p, 0) < 0 || is_zombie(p));
+	return 0;
 }
 
 /* The daemon has exited on its own (status 1: the script it became);
@@ -4554,6 +4631,9 @@ main(void)
 		cmocka_unit_test_teardown(test_upgrade_wait_exec_fails, teardown),
 		cmocka_unit_test_teardown(test_upgrade_wait_daemon_exits,
 		    teardown_exited),
+		cmocka_unit_test_teardown(test_upgrade_wait_after_respawn, teardown),
+		cmocka_unit_test_teardown(test_upgrade_wait_daemonised,
+		    teardown_daemonised),
 		cmocka_unit_test_teardown(test_upgrade_by_signal, teardown),
 		cmocka_unit_test_teardown(test_worker_replaced_clamps_as_reloaded,
 		    teardown_quiet),
