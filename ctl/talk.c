@@ -1,10 +1,12 @@
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl/talk.h"
@@ -44,7 +46,16 @@ talk_connect(const char *path, int quiet)
 	return -rc;
 }
 
-/* Everything the daemon says until it closes; NULL on error. */
+static int64_t
+talk_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Everything the daemon says until it closes, within `timeout_ms` in all;
+ * NULL on error. */
 static char *
 talk_read(int fd, size_t *lenp, int timeout_ms, int quiet)
 {
@@ -52,22 +63,24 @@ talk_read(int fd, size_t *lenp, int timeout_ms, int quiet)
 	char *buf = malloc(cap), *nb;
 	const char *why = buf == NULL ? "out of memory" : NULL;
 	char whybuf[64];
+	int64_t deadline = talk_now_ms() + timeout_ms;
 
 	while (why == NULL) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r = poll(&p, 1, timeout_ms);
+		int64_t left = deadline - talk_now_ms();
+		int r = left > 0 ? poll(&p, 1, (int)left) : 0;
 		ssize_t n = r <= 0 ? -1 : read(fd, buf + len, cap - len - 1);
 		if (r == 0) {
 			snprintf(whybuf, sizeof(whybuf), "no answer from pptpd "
-			    "within %d.%d s", timeout_ms / 1000, timeout_ms % 1000 / 100);
+			    "within %d s", (timeout_ms + 999) / 1000);
 			why = whybuf;
 		} else if (n < 0 && errno == EINTR)
 			continue;
 		else if (n < 0) {
-			snprintf(whybuf, sizeof(whybuf), "read: %s", strerror(errno));
+			snprintf(whybuf, sizeof(whybuf), "%s: %s", r < 0 ? "poll" :
+			    "read", strerror(errno));
 			why = whybuf;
-		}
-		else if (n == 0) {
+		} else if (n == 0) {
 			buf[len] = '\0';
 			*lenp = len;
 			return buf;

@@ -20,9 +20,9 @@
  * no message at all, for polling. */
 int talk_connect(const char *path, int quiet);
 
-/* Send `req` (`n` bytes) and read the whole answer, waiting at most
- * `timeout_ms` for each part: the answer, NUL-terminated, its length in
- * *lenp; NULL on error (reported unless `quiet`). */
+/* Send `req` (`n` bytes) and read the whole answer within `timeout_ms`:
+ * the answer, NUL-terminated, its length in *lenp; NULL on error
+ * (reported unless `quiet`). */
 char *talk_exchange(int fd, const char *req, size_t n, size_t *lenp,
     int timeout_ms, int quiet);
 

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,22 +24,24 @@
 struct upwait {
 	const char *sock;
 	pid_t       monitor;
+	unsigned long long start;      /* its start time: a pid reused is
+	                                * another process */
 	struct stat exe;               /* the file the monitor runs */
 	char        path[PATH_MAX];    /* the path it was run from: the one
 	                                * its upgrade opens */
 	struct stat sockst;            /* the control socket's file */
 };
 
-static long
+static int64_t
 now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
-sleep_ms(long ms)
+sleep_ms(int64_t ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	nanosleep(&ts, NULL);
@@ -65,22 +68,42 @@ proc_status(pid_t pid, const char *key)
 	return v;
 }
 
-/* Has `pid` exited? A zombie has (its parent has not reaped it yet).
- * Where /proc cannot be read for another reason, it has not. */
+/* /proc/PID/stat: the state letter and the start time (clock ticks
+ * after boot). 0, or -1 with errno. */
 static int
-proc_gone(pid_t pid)
+proc_stat(pid_t pid, char *state, unsigned long long *start)
 {
-	char p[64], buf[512];
+	char p[64], buf[1024];
 	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
 	FILE *f = fopen(p, "r");
 	if (f == NULL)
-		return errno == ENOENT || errno == ESRCH;
+		return -1;
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	/* the state follows the name, which may hold anything: the last ')' */
+	/* after the name, which may hold anything: the last ')'; then the
+	 * state (field 3) and, 19 fields on, starttime (field 22) */
 	const char *rp = strrchr(buf, ')');
-	return rp != NULL && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+	if (rp == NULL || sscanf(rp + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s "
+	    "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", state, start) != 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Has the monitor exited? A zombie has (its parent has not reaped it),
+ * and so has a process that reuses its pid. Where /proc cannot be read
+ * for another reason, it has not. */
+static int
+upwait_gone(const struct upwait *w)
+{
+	char state;
+	unsigned long long start;
+
+	if (proc_stat(w->monitor, &state, &start) < 0)
+		return errno == ENOENT || errno == ESRCH;
+	return state == 'Z' || state == 'X' || start != w->start;
 }
 
 static int
@@ -97,12 +120,25 @@ same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* Is `parent` the monitor of `pid`, a worker it forked? It runs as root
+ * and the same file; a worker that has opened the socket but not yet
+ * dropped its privileges runs as root too, and can then be read. */
+static int
+upwait_parent_is_monitor(pid_t pid, pid_t parent)
+{
+	struct stat a, b;
+	return parent > 0 && proc_status(parent, "Uid:") == 0 &&
+	    proc_exe_stat(pid, &a) == 0 && proc_exe_stat(parent, &b) == 0 &&
+	    same_file(&a, &b);
+}
+
 /* The monitor: the process that opened the socket (SO_PEERCRED names
  * the last to listen() on it), which is the monitor (it opens it before
- * it forks its first worker, and again after daemon()), or a worker the
- * monitor forked after one died: that runs as its own user, the monitor
- * as root, and its parent is the monitor. The worker's own /proc/PID/exe
- * is not read: it is not dumpable, which would need CAP_SYS_PTRACE. */
+ * it forks its first worker, and listens again after daemon()), or a
+ * worker the monitor forked after one died, whose parent it is. A worker
+ * runs as its own user once it has dropped root (its /proc/PID/exe then
+ * needs CAP_SYS_PTRACE to be read, and is not); before that it runs as
+ * root and the same file as its parent. */
 static pid_t
 upwait_monitor(int fd, const char **why)
 {
@@ -114,12 +150,20 @@ upwait_monitor(int fd, const char **why)
 		return -1;
 	}
 	long uid = proc_status(cr.pid, "Uid:");
+	pid_t parent = (pid_t)proc_status(cr.pid, "PPid:");
 	if (uid < 0) {
 		*why = "the process that opened it has exited (a pptpd 0.8.0 "
 		    "started without -f)";
 		return -1;
 	}
-	return uid == 0 ? cr.pid : (pid_t)proc_status(cr.pid, "PPid:");
+	if (uid == 0)
+		return upwait_parent_is_monitor(cr.pid, parent) ? parent : cr.pid;
+	if (parent <= 0 || proc_status(parent, "Uid:") != 0) {
+		*why = "it is served by a process that is not root, and not a "
+		    "child of root";
+		return -1;
+	}
+	return parent;
 }
 
 struct upwait *
@@ -134,6 +178,7 @@ upwait_new(int fd, const char *sock)
 			;
 		else if (proc_exe_stat(w->monitor, &w->exe) < 0 ||
 		    proc_exe_path(w->monitor, w->path) < 0 ||
+		    proc_stat(w->monitor, &(char){ 0 }, &w->start) < 0 ||
 		    stat(sock, &w->sockst) < 0)
 			why = strerror(errno);
 		else
@@ -156,7 +201,7 @@ upwait_free(struct upwait *w)
  * `left_ms`; NULL while there is none: the old worker still serves, or
  * nothing does. */
 static char *
-upwait_poll(const struct upwait *w, long left_ms)
+upwait_poll(const struct upwait *w, int64_t left_ms)
 {
 	struct stat st;
 	size_t len;
@@ -202,8 +247,13 @@ upwait_verdict(const struct upwait *w, const char *status)
 	struct stat now, at;
 	char version[128];
 
-	if (proc_exe_stat(w->monitor, &now) < 0)
-		return -1;
+	if (proc_exe_stat(w->monitor, &now) < 0) {
+		if (errno == ENOENT || errno == ESRCH)
+			return -1;   /* gone: the caller says so */
+		fprintf(stderr, "pptpctl: a pptpd answers, but /proc/%d/exe "
+		    "cannot be read: %s\n", (int)w->monitor, strerror(errno));
+		return EXIT_ERROR;
+	}
 	int at_path = stat(w->path, &at) == 0 && same_file(&at, &now);
 	if (same_file(&now, &w->exe) && !at_path) {
 		fprintf(stderr, "pptpctl: the installed pptpd (%s) did not take "
@@ -223,7 +273,7 @@ upwait_verdict(const struct upwait *w, const char *status)
 int
 upwait_run(struct upwait *w)
 {
-	long deadline = now_ms() + UPWAIT_MS, left;
+	int64_t deadline = now_ms() + UPWAIT_MS, left;
 
 	while ((left = deadline - now_ms()) > 0) {
 		char *status = upwait_poll(w, left);
@@ -231,7 +281,7 @@ upwait_run(struct upwait *w)
 		free(status);
 		if (rc >= 0)
 			return rc;
-		if (proc_gone(w->monitor)) {
+		if (upwait_gone(w)) {
 			fprintf(stderr, "pptpctl: pptpd (pid %d) exited during the "
 			    "upgrade: its sessions are gone (its log says why)\n",
 			    (int)w->monitor);

@@ -2312,8 +2312,7 @@ static void
 test_upgrade_wait_exec_fails(void **state)
 {
 	struct pptp_msg r, m;
-	char body[PATH_MAX + 128], sh[PATH_MAX], cmd[PATH_MAX * 2];
-	int st;
+	char body[2 * PATH_MAX + 128], sh[PATH_MAX], cmd[PATH_MAX * 2];
 
 	daemon_bin = daemon_install("pptpd", NULL);
 	daemon_start("");
@@ -2330,19 +2329,13 @@ test_upgrade_wait_exec_fails(void **state)
 	snprintf(sh, sizeof(sh), "%s/sh-gone", tmpdir);
 	snprintf(cmd, sizeof(cmd), "cp /bin/sh %s", sh);
 	assert_int_equal(system(cmd), 0);
+	/* The check runs it, and it removes its own interpreter: the exec
+	 * that follows the check cannot run it. */
 	snprintf(body, sizeof(body), "#!%s\ncase \"$*\" in *--handover-version) "
-	    "echo %d;; *) exit 1;; esac", sh, HANDOVER_VERSION);
+	    "rm -f %s; echo %d;; *) exit 1;; esac", sh, sh, HANDOVER_VERSION);
 	daemon_install("pptpd", body);
-	pid_t ctl = fork();
-	assert_true(ctl >= 0);
-	if (ctl == 0)
-		_exit(pptpctl("upgrade --wait"));
-	/* checked; the exec comes once the worker has left, 300 ms on */
-	assert_true(log_wait("monitor: upgrade: the worker (pid", 5000));
-	assert_int_equal(unlink(sh), 0);
-	assert_int_equal(waitpid(ctl, &st, 0), ctl);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 4);
+	assert_int_equal(pptpctl("upgrade --wait"), 4);
+	assert_int_equal(access(sh, F_OK), -1);
 	assert_true(file_contains_ctl_err("did not take over: the running one "
 	    "carries on with every session"));
 	assert_true(log_contains("monitor: upgrade failed: "));
@@ -2396,8 +2389,7 @@ test_upgrade_wait_after_respawn(void **state)
 	}
 	assert_int_equal(kill(w1, SIGKILL), 0);
 	pid_t w2 = new_worker(w1, 5000);
-	assert_int_not_equal(w2, w1);
-	assert_true(log_wait(" listening on ", 5000));
+	assert_int_not_equal(w2, w1);   /* named: its socket is open */
 	daemon_install("pptpd", NULL);
 	assert_int_equal(pptpctl("upgrade --wait"), 0);
 	assert_true(ctl_out_contains("taken over: pptpd %s (%s), pid %d",
