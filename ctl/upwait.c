@@ -120,6 +120,16 @@ same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* The same socket file, not one bound since: a file system may give a
+ * new file the number of one just removed (ext4 does), not its change
+ * time. */
+static int
+same_socket(const struct stat *a, const struct stat *b)
+{
+	return same_file(a, b) && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
 /* Is `parent` the monitor of `pid`, a worker it forked? It runs as root
  * and the same file; a worker that has opened the socket but not yet
  * dropped its privileges runs as root too, and can then be read. */
@@ -208,7 +218,7 @@ upwait_poll(const struct upwait *w, int64_t left_ms)
 	char *ans;
 	int fd;
 
-	if (stat(w->sock, &st) < 0 || same_file(&st, &w->sockst) ||
+	if (stat(w->sock, &st) < 0 || same_socket(&st, &w->sockst) ||
 	    (fd = talk_connect(w->sock, 1)) < 0)
 		return NULL;
 	ans = talk_exchange(fd, UPWAIT_STATUS, strlen(UPWAIT_STATUS), &len,
