@@ -1,11 +1,9 @@
 /* pptpctl: ask a running pptpd over its control socket (pptpd/ctl.h) and
  * print the answer. The exit status says what happened, for scripts:
  * pptpctl(8). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/strclean.h"

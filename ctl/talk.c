@@ -46,7 +46,7 @@ talk_connect(const char *path, int quiet)
 	return -rc;
 }
 
-static int64_t
+int64_t
 talk_now_ms(void)
 {
 	struct timespec ts;

@@ -5,6 +5,7 @@
 #define CTL_TALK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* pptpctl's exit statuses (pptpctl(8)), for scripts. */
 #define EXIT_NOMATCH      1   /* no such session, nothing matched */
@@ -15,6 +16,9 @@
 #define EXIT_UNSUPPORTED  5   /* the daemon knows the request, cannot yet */
 
 #define TALK_TIMEOUT_MS   10000   /* for an answer */
+
+/* CLOCK_MONOTONIC in ms, for deadlines. */
+int64_t talk_now_ms(void);
 
 /* Connected to `path`: the descriptor, or minus an exit status. `quiet`:
  * no message at all, for polling. */

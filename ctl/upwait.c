@@ -32,14 +32,6 @@ struct upwait {
 	struct stat sockst;            /* the control socket's file */
 };
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 sleep_ms(int64_t ms)
 {
@@ -283,9 +275,9 @@ upwait_verdict(const struct upwait *w, const char *status)
 int
 upwait_run(struct upwait *w)
 {
-	int64_t deadline = now_ms() + UPWAIT_MS, left;
+	int64_t deadline = talk_now_ms() + UPWAIT_MS, left;
 
-	while ((left = deadline - now_ms()) > 0) {
+	while ((left = deadline - talk_now_ms()) > 0) {
 		char *status = upwait_poll(w, left);
 		int rc = status != NULL ? upwait_verdict(w, status) : -1;
 		free(status);

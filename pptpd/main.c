@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/fds.h"
+#include "common/procexe.h"
 #include "pptpd/conf.h"
 #include "pptpd/drop.h"
 #include "pptpd/fileset.h"
@@ -1051,7 +1052,7 @@ main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o) < 0)
 		return EXIT_CONFIG;
-	if (upgrade_exe(o.exe) < 0)
+	if (proc_exe_path(0, o.exe) < 0)   /* the installed path */
 		snprintf(o.exe, sizeof(o.exe), "%s", argv[0]);
 	if (o.resume_fd >= 0)
 		upgrade_name(o.exe);

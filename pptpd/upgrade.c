@@ -13,19 +13,12 @@
 #include <unistd.h>
 
 #include "common/fds.h"
-#include "common/procexe.h"
 #include "pptpd/upgrade.h"
 #include "proto/handover.h"
 
 #define UPGRADE_ANSWER_MAX 512  /* bytes of --handover-version's answer:
                                    the number, or why not (file:line) */
 #define UPGRADE_ARGS_MAX   64
-
-int
-upgrade_exe(char path[PATH_MAX])
-{
-	return proc_exe_path(0, path);
-}
 
 void
 upgrade_name(const char *exe)

@@ -13,10 +13,6 @@
 
 struct handover_call;
 
-/* The binary this process runs, as installed: /proc/self/exe without the
- * " (deleted)" a package upgrade leaves on it. 0, or -1. */
-int upgrade_exe(char path[PATH_MAX]);
-
 /* After upgrade_exec: the process's name (comm: ps, pidof, systemctl
  * status) is the file's, `exe`'s last part. fexecve (execveat with
  * AT_EMPTY_PATH) has named it after the descriptor's number on some
